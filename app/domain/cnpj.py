@@ -1,0 +1,97 @@
+"""CNPJ identifiers: cleaning, check digits and formatting, numeric and alphanumeric.
+
+Since July 2026 the first twelve characters may be `0-9A-Z`. Each character is worth its ASCII
+code minus 48; the two check digits use the classic modulo-11 weights.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+LENGTH = 14
+_BODY = re.compile(r"[0-9A-Z]{12}")
+_DIGITS = re.compile(r"[0-9]{2}")
+_PUNCTUATION = re.compile(r"[\s./\-]")
+_FIRST_WEIGHTS = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
+_SECOND_WEIGHTS = (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+class Problem(str, Enum):
+    """Why a CNPJ is not valid, in the order the checks run."""
+
+    EMPTY = "vazio"
+    LENGTH = "tamanho"
+    CHARACTERS = "caracteres"
+    FIRST_DIGIT = "primeiro_digito"
+    SECOND_DIGIT = "segundo_digito"
+
+
+MESSAGES = {
+    Problem.EMPTY: "CNPJ vazio.",
+    Problem.LENGTH: "O CNPJ deve ter 14 caracteres (8 da raiz, 4 da ordem, 2 dígitos verificadores).",
+    Problem.CHARACTERS: (
+        "Os 12 primeiros caracteres do CNPJ devem ser letras A-Z ou algarismos e os dois "
+        "últimos, algarismos."
+    ),
+    Problem.FIRST_DIGIT: "O primeiro dígito verificador não confere.",
+    Problem.SECOND_DIGIT: "O segundo dígito verificador não confere.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """The outcome of validating one input: the cleaned value and the problem, if any."""
+
+    cnpj: str
+    problem: Problem | None
+
+    @property
+    def valid(self) -> bool:
+        return self.problem is None
+
+
+def clean(raw: str) -> str:
+    """Strip formatting (dots, slash, dash, spaces) and upper-case letters."""
+    return _PUNCTUATION.sub("", raw).upper()
+
+
+def check_digit(body: str) -> str:
+    """The check digit for `body` (12 or 13 characters of 0-9A-Z)."""
+    weights = _FIRST_WEIGHTS if len(body) == 12 else _SECOND_WEIGHTS
+    total = sum((ord(char) - 48) * weight for char, weight in zip(body, weights, strict=True))
+    remainder = total % 11
+    return "0" if remainder < 2 else str(11 - remainder)
+
+
+def check_digits(body: str) -> str:
+    """Both check digits for a 12-character body."""
+    first = check_digit(body)
+    return first + check_digit(body + first)
+
+
+def check(raw: str) -> Check:
+    """Validate a CNPJ typed by a person or read from a file."""
+    value = clean(raw)
+    if not value:
+        return Check(value, Problem.EMPTY)
+    if len(value) != LENGTH:
+        return Check(value, Problem.LENGTH)
+    if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
+        return Check(value, Problem.CHARACTERS)
+    first = check_digit(value[:12])
+    if value[12] != first:
+        return Check(value, Problem.FIRST_DIGIT)
+    if value[13] != check_digit(value[:12] + first):
+        return Check(value, Problem.SECOND_DIGIT)
+    return Check(value, None)
+
+
+def is_valid(raw: str) -> bool:
+    return check(raw).valid
+
+
+def format_cnpj(cnpj: str) -> str:
+    """`33683111000280` -> `33.683.111/0002-80`."""
+    return f"{cnpj[:2]}.{cnpj[2:5]}.{cnpj[5:8]}/{cnpj[8:12]}-{cnpj[12:]}"

@@ -1,0 +1,158 @@
+"""The company record: one establishment (a full CNPJ) with its company, partners and labels.
+
+The same Structs are the index document's `_source` (plus the normalised `busca` fields) and
+the body of `GET /v1/cnpj/{cnpj}`. Codes are strings exactly as Receita writes them (leading
+zeros matter: `"02"`, `"0001"`); every code carries its decoded label when the reference table
+has one (`descricao` is null otherwise). Dates are ISO `YYYY-MM-DD` or null.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import msgspec
+
+
+class Rotulo(msgspec.Struct, frozen=True, kw_only=True):
+    """A Receita code with its label."""
+
+    codigo: str
+    descricao: str | None
+
+
+class Situacao(msgspec.Struct, frozen=True, kw_only=True):
+    codigo: str
+    descricao: str | None
+    data: str | None
+    motivo: Rotulo | None
+
+
+class SituacaoEspecial(msgspec.Struct, frozen=True, kw_only=True):
+    descricao: str
+    data: str | None
+
+
+class Secao(msgspec.Struct, frozen=True, kw_only=True):
+    codigo: str
+    descricao: str | None
+
+
+class HierarquiaCnae(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a subclass sits: seção (letter) > divisão (2) > grupo (3) > classe (5) > subclasse (7)."""
+
+    secao: Secao | None
+    divisao: str
+    grupo: str
+    classe: str
+    subclasse: str
+
+
+class Cnae(msgspec.Struct, frozen=True, kw_only=True):
+    codigo: str
+    descricao: str | None
+    principal: bool
+    secundario: bool
+    grupo: HierarquiaCnae
+
+
+class Municipio(msgspec.Struct, frozen=True, kw_only=True):
+    codigo: str
+    """Receita's own (TOM/SIAFI) code."""
+    codigo_ibge: str | None
+    nome: str | None
+
+
+class Endereco(msgspec.Struct, frozen=True, kw_only=True):
+    tipo_logradouro: str | None
+    logradouro: str | None
+    numero: str | None
+    complemento: str | None
+    bairro: str | None
+    cep: str | None
+    municipio: Municipio | None
+    uf: str | None
+    pais: Rotulo | None
+    cidade_exterior: str | None
+
+
+class Telefone(msgspec.Struct, frozen=True, kw_only=True):
+    ddd: str | None
+    numero: str
+    tipo: str
+    """`telefone` or `fax`."""
+
+
+class Contato(msgspec.Struct, frozen=True, kw_only=True):
+    telefones: list[Telefone]
+    emails: list[str]
+    origem: str
+
+
+class Opcao(msgspec.Struct, frozen=True, kw_only=True):
+    """An option for Simples Nacional or MEI: null `optante` when Receita says nothing."""
+
+    optante: bool | None
+    data_opcao: str | None
+    data_exclusao: str | None
+
+
+class Representante(msgspec.Struct, frozen=True, kw_only=True):
+    documento: str
+    nome: str | None
+    qualificacao: Rotulo | None
+
+
+class Socio(msgspec.Struct, frozen=True, kw_only=True):
+    nome: str
+    tipo: Rotulo
+    documento: str | None
+    """CPFs arrive masked by Receita (`***NNNNNN**`); company partners carry their CNPJ."""
+    qualificacao: Rotulo | None
+    data_entrada: str | None
+    faixa_etaria: Rotulo | None
+    pais_origem: Rotulo | None
+    representante_legal: Representante | None
+
+
+class Empresa(msgspec.Struct, frozen=True, kw_only=True):
+    """The full record of one establishment, as `GET /v1/cnpj/{cnpj}` returns it."""
+
+    cnpj: str
+    cnpj_basico: str
+    matriz_filial: Rotulo
+    razao_social: str | None
+    nome_fantasia: str | None
+    situacao_cadastral: Situacao
+    abertura: str | None
+    natureza_juridica: Rotulo | None
+    porte: Rotulo | None
+    capital_social: Decimal | None
+    qualificacao_responsavel: Rotulo | None
+    ente_federativo_responsavel: str | None
+    cnae_principal: Cnae | None
+    cnaes_secundarios: list[Cnae]
+    endereco: Endereco
+    contato: Contato
+    simples: Opcao | None
+    mei: Opcao | None
+    socios: list[Socio]
+    situacao_especial: SituacaoEspecial | None
+    hash: str = ""
+    """Content hash of every other field: equal hashes mean an unchanged record."""
+
+
+class Busca(msgspec.Struct, frozen=True, kw_only=True):
+    """Normalised copies written by the indexer for search; never returned to callers."""
+
+    razao_social: str
+    nome_fantasia: str
+    socios: list[str]
+    municipio: str
+    cnaes: list[str]
+    cnae_descricao: str
+
+
+class Documento(Empresa, frozen=True, kw_only=True):
+    """What the indexer writes: the record plus its search fields."""
+
+    busca: Busca | None = None

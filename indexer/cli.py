@@ -1,0 +1,199 @@
+"""`indexer`: load a Receita release into Elasticsearch and manage the release indices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import Progress as Bar
+from rich.table import Table
+from rich.text import Text
+
+from indexer import elastic
+from indexer.load import LoadReport, Options, Progress, run
+
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+console = Console(stderr=True)
+
+ElasticsearchUrl = Annotated[
+    str, typer.Option(envvar="ELASTICSEARCH_URL", help="Elasticsearch address.")
+]
+Alias = Annotated[
+    str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")
+]
+STATE = Path(__file__).resolve().parent.parent / ".state"
+
+
+class _BarProgress(Progress):
+    """Rows per second and bad rows while reading, documents per second while indexing."""
+
+    def __init__(self, bar: Bar) -> None:
+        self.bar = bar
+        self.task: TaskID | None = None
+
+    def _start(self, label: str, total: int | None) -> None:
+        if self.task is not None:
+            self.bar.stop_task(self.task)
+        self.task = self.bar.add_task(label, total=total, bad=0)
+
+    def reading(self, file: str) -> None:
+        self._start(f"read {file}", None)
+
+    def rows(self, count: int, bad: int) -> None:
+        if self.task is not None:
+            self.bar.update(self.task, completed=count + bad, bad=bad)
+
+    def indexing(self, total: int) -> None:
+        self._start("index documents", total)
+
+    def indexed(self, count: int, bad: int) -> None:
+        if self.task is not None:
+            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
+            self.bar.update(self.task, advance=count, bad=total_bad)
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0:>9,.0f} rows/s")
+
+
+def _bar() -> Bar:
+    return Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _RateColumn(),
+        TextColumn("[red]{task.fields[bad]} bad"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _print_report(report: LoadReport) -> None:
+    files = Table(title="Files read", title_justify="left")
+    for column in ("file", "kind", "rows", "bad rows"):
+        files.add_column(column, justify="right" if column in {"rows", "bad rows"} else "left")
+    for item in report.files:
+        files.add_row(item.file, item.kind, f"{item.rows:,}", f"{item.bad_rows:,}")
+    console.print(files)
+    for ignored in report.ignored_files:
+        console.print(f"ignored {ignored.file}: {ignored.reason}")
+    if report.bad_rows:
+        reasons = Table(title="Bad rows by reason", title_justify="left")
+        reasons.add_column("reason")
+        reasons.add_column("rows", justify="right")
+        for reason, count in sorted(report.bad_rows_by_reason.items()):
+            reasons.add_row(reason, f"{count:,}")
+        console.print(reasons)
+        for bad in report.bad_rows_sample:
+            console.print(f"  {bad.file}:{bad.line} {bad.reason} {bad.detail}", markup=False)
+        if report.bad_rows_file:
+            console.print(f"every bad row is listed in {report.bad_rows_file}")
+    rate = report.documents_written / report.seconds if report.seconds else 0.0
+    console.print(
+        f"{report.documents_written:,} documents written to {report.index} "
+        f"({report.new:,} new, {report.changed:,} changed, {report.unchanged:,} unchanged, "
+        f"{report.removed:,} removed) in {report.seconds:.1f} s ({rate:,.0f} docs/s); "
+        f"{report.bad_rows:,} bad rows",
+        markup=False,
+    )
+    if report.municipalities_without_ibge:
+        console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
+    state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
+    console.print(state, markup=False)
+
+
+@app.command()
+def load(
+    path: Annotated[Path, typer.Argument(exists=True, help="Release folder, zip or CSV.")],
+    url: ElasticsearchUrl = "http://127.0.0.1:9200",
+    alias: Alias = "empresas",
+    batch_size: Annotated[int, typer.Option(min=1, max=50000)] = 2000,
+    parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit.")] = "512MB",
+    threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
+    shards: Annotated[int | None, typer.Option(min=1, help="Primary shards.")] = None,
+    swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,
+    report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+    bad_rows: Annotated[Path | None, typer.Option(help="CSV of every bad row.")] = None,
+    workdir: Annotated[Path | None, typer.Option(help="Staging folder (disk).")] = None,
+) -> None:
+    """Load a monthly release into a new index and make it live."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
+    options = Options(
+        alias=alias,
+        batch_size=batch_size,
+        parallel=parallel,
+        memory_limit=memory_limit,
+        threads=threads,
+        shards=shards,
+        swap=swap,
+        workdir=workdir,
+        bad_rows_file=bad_rows or STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
+    )
+    es = elastic.connect(url)
+    try:
+        with _bar() as bar:
+            result = run(path, es, options, _BarProgress(bar))
+    except (elastic.LoadError, ValueError) as error:
+        console.print(f"load failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+    finally:
+        es.close()
+    _print_report(result)
+    if report:
+        report.write_bytes(msgspec.json.format(msgspec.json.encode(result)))
+
+
+@app.command()
+def indices(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "empresas") -> None:
+    """List the release indices of the alias, newest first."""
+    es = elastic.connect(url)
+    table = Table()
+    for column in ("index", "documents", "size", "created", "live"):
+        table.add_column(column)
+    for info in elastic.list_indices(es, alias):
+        table.add_row(info.name, f"{info.docs:,}", info.size, info.created, "yes" if info.live else "")
+    Console().print(table)
+
+
+@app.command()
+def rollback(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "empresas") -> None:
+    """Point the alias back at the release before the live one."""
+    es = elastic.connect(url)
+    try:
+        left, now = elastic.rollback(es, alias)
+    except elastic.LoadError as error:
+        console.print(f"rollback failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+    console.print(f"alias {alias}: {left} -> {now}", markup=False)
+
+
+@app.command()
+def drop(
+    keep: Annotated[int, typer.Option(min=1, help="Newest releases to keep.")] = 2,
+    url: ElasticsearchUrl = "http://127.0.0.1:9200",
+    alias: Alias = "empresas",
+) -> None:
+    """Delete old release indices, keeping the newest ones and the live one."""
+    es = elastic.connect(url)
+    for name in elastic.drop_old(es, alias, keep):
+        console.print(f"deleted {name}", markup=False)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,250 @@
+"""Build the index document of one establishment from its joined staging row."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+
+from app.domain import codes
+from app.domain.codes import code_key
+from app.domain.record import (
+    Busca,
+    Cnae,
+    Contato,
+    Documento,
+    Endereco,
+    HierarquiaCnae,
+    Municipio,
+    Opcao,
+    Representante,
+    Rotulo,
+    Situacao,
+    SituacaoEspecial,
+    Socio,
+    Telefone,
+)
+from app.domain.text import normalize, normalize_name
+from indexer.references import References
+from indexer.sources import Kind
+
+ENCODER = msgspec.json.Encoder(decimal_format="number")
+_EMPTY_HASH = b'"hash":""'
+
+_SITUACAO = {code_key(k): v for k, v in codes.SITUACAO_CADASTRAL.items()}
+_PORTE = {code_key(k): v for k, v in codes.PORTE.items()}
+
+
+def text(value: str | None) -> str | None:
+    """Trimmed text, or None when empty."""
+    if value is None:
+        return None
+    stripped = value.strip()
+    return stripped or None
+
+
+@lru_cache(maxsize=65536)
+def iso_date(value: str | None) -> str | None:
+    """`YYYYMMDD` -> `YYYY-MM-DD`; None for Receita's "no date" values and impossible dates."""
+    if not value or len(value) != 8 or not value.isdigit() or value == "00000000":
+        return None
+    try:
+        return dt.date(int(value[:4]), int(value[4:6]), int(value[6:])).isoformat()
+    except ValueError:
+        return None
+
+
+def capital(value: str | None) -> Decimal | None:
+    """Exact share capital from `1061004829,23` (or `1.234,56`); None when unreadable."""
+    raw = (value or "").strip()
+    if not raw:
+        return None
+    if "," in raw:
+        raw = raw.replace(".", "").replace(",", ".")
+    try:
+        amount = Decimal(raw)
+    except InvalidOperation:
+        return None
+    return amount if amount.is_finite() else None
+
+
+def _rotulo(code: str | None, description: str | None) -> Rotulo | None:
+    code = text(code)
+    return Rotulo(codigo=code, descricao=description) if code else None
+
+
+def _fixed(code: str | None, table: Mapping[str, str]) -> Rotulo | None:
+    code = text(code)
+    return Rotulo(codigo=code, descricao=table.get(code_key(code))) if code else None
+
+
+def _referenced(refs: References, kind: Kind, code: str | None) -> Rotulo | None:
+    code = text(code)
+    return Rotulo(codigo=code, descricao=refs.label(kind, code)) if code else None
+
+
+def cnae(refs: References, code: str, principal: bool) -> Cnae:
+    code = code.zfill(7)
+    return Cnae(
+        codigo=code,
+        descricao=refs.label(Kind.CNAES, code),
+        principal=principal,
+        secundario=not principal,
+        grupo=HierarquiaCnae(
+            secao=refs.secoes.get(code[:2]),
+            divisao=code[:2],
+            grupo=code[:3],
+            classe=code[:5],
+            subclasse=code,
+        ),
+    )
+
+
+def _secondary_codes(value: str | None, principal: str | None) -> list[str]:
+    seen = {principal} if principal else set()
+    found = []
+    for part in (value or "").split(","):
+        code = part.strip()
+        if code and code.isdigit():
+            code = code.zfill(7)
+            if code not in seen:
+                seen.add(code)
+                found.append(code)
+    return found
+
+
+def _phones(row: Sequence[Any]) -> list[Telefone]:
+    phones = []
+    for ddd_index, kind in ((21, "telefone"), (23, "telefone"), (25, "fax")):
+        number = text(row[ddd_index + 1])
+        if number:
+            phones.append(Telefone(ddd=text(row[ddd_index]), numero=number, tipo=kind))
+    return phones
+
+
+def _option(flag: str | None, start: str | None, end: str | None) -> Opcao:
+    choice = text(flag)
+    optante = True if choice == "S" else False if choice == "N" else None
+    return Opcao(optante=optante, data_opcao=iso_date(start), data_exclusao=iso_date(end))
+
+
+def _partner(refs: References, item: Mapping[str, str | None]) -> Socio:
+    representative_doc = text(item["representante_documento"])
+    representative_name = text(item["representante_nome"])
+    representative = None
+    if (representative_doc and representative_doc != codes.NO_REPRESENTATIVE) or (
+        representative_name
+    ):
+        representative = Representante(
+            documento=representative_doc or "",
+            nome=representative_name,
+            qualificacao=_referenced(refs, Kind.QUALIFICACOES, item["representante_qualificacao"]),
+        )
+    return Socio(
+        nome=text(item["nome"]) or "",
+        tipo=_fixed(item["tipo"], codes.TIPO_SOCIO) or Rotulo(codigo="", descricao=None),
+        documento=text(item["documento"]),
+        qualificacao=_referenced(refs, Kind.QUALIFICACOES, item["qualificacao"]),
+        data_entrada=iso_date(item["data_entrada"]),
+        faixa_etaria=_fixed(item["faixa"], codes.FAIXA_ETARIA),
+        pais_origem=_referenced(refs, Kind.PAISES, item["pais"]),
+        representante_legal=representative,
+    )
+
+
+def build(row: Sequence[Any], refs: References) -> Documento:
+    """The document of one joined row (columns in `staging.JOINED_COLUMNS` order)."""
+    root, order, digits = row[0], row[1], row[2]
+    has_company = row[30] is not None
+    municipio_code = text(row[20])
+    cidade = refs.ibge.get(code_key(municipio_code)) if municipio_code else None
+    municipio_nome = refs.label(Kind.MUNICIPIOS, municipio_code) if municipio_code else None
+    principal_code = text(row[11])
+    principal = cnae(refs, principal_code, True) if principal_code else None
+    secondary = [
+        cnae(refs, code, False)
+        for code in _secondary_codes(row[12], principal.codigo if principal else None)
+    ]
+    partners = [_partner(refs, item) for item in (row[42] or ())]
+    email = text(row[27])
+    razao_social = text(row[30])
+    nome_fantasia = text(row[4])
+    especial = text(row[28])
+    document = Documento(
+        cnpj=f"{root}{order}{digits}",
+        cnpj_basico=root,
+        matriz_filial=_fixed(row[3], codes.MATRIZ_FILIAL) or Rotulo(codigo="", descricao=None),
+        razao_social=razao_social,
+        nome_fantasia=nome_fantasia,
+        situacao_cadastral=Situacao(
+            codigo=text(row[5]) or "",
+            descricao=_SITUACAO.get(code_key(row[5] or "")),
+            data=iso_date(row[6]),
+            motivo=_referenced(refs, Kind.MOTIVOS, row[7]),
+        ),
+        abertura=iso_date(row[10]),
+        natureza_juridica=_referenced(refs, Kind.NATUREZAS, row[31]) if has_company else None,
+        porte=_fixed(row[34], _PORTE) if has_company else None,
+        capital_social=capital(row[33]),
+        qualificacao_responsavel=(
+            _referenced(refs, Kind.QUALIFICACOES, row[32]) if has_company else None
+        ),
+        ente_federativo_responsavel=text(row[35]),
+        cnae_principal=principal,
+        cnaes_secundarios=secondary,
+        endereco=Endereco(
+            tipo_logradouro=text(row[13]),
+            logradouro=text(row[14]),
+            numero=text(row[15]),
+            complemento=text(row[16]),
+            bairro=text(row[17]),
+            cep=text(row[18]),
+            municipio=Municipio(
+                codigo=municipio_code,
+                codigo_ibge=cidade.codigo_ibge if cidade else None,
+                nome=municipio_nome or (cidade.nome.upper() if cidade else None),
+            )
+            if municipio_code
+            else None,
+            uf=text(row[19]),
+            pais=_referenced(refs, Kind.PAISES, row[9]),
+            cidade_exterior=text(row[8]),
+        ),
+        contato=Contato(
+            telefones=_phones(row),
+            emails=[email.lower()] if email else [],
+            origem="receita_federal",
+        ),
+        simples=_option(row[36], row[37], row[38]) if row[36] is not None else None,
+        mei=_option(row[39], row[40], row[41]) if row[39] is not None else None,
+        socios=partners,
+        situacao_especial=SituacaoEspecial(descricao=especial, data=iso_date(row[29]))
+        if especial
+        else None,
+        busca=Busca(
+            razao_social=normalize_name(razao_social or ""),
+            nome_fantasia=normalize_name(nome_fantasia or ""),
+            socios=[normalize_name(partner.nome) for partner in partners],
+            municipio=normalize(municipio_nome or ""),
+            cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
+            cnae_descricao=normalize(principal.descricao or "") if principal else "",
+        ),
+    )
+    return document
+
+
+def encode(document: Documento) -> tuple[bytes, str]:
+    """JSON of the document with its content hash filled in, and the hash.
+
+    The hash covers every other byte of the document, so equal hashes mean equal records. It is
+    spliced into the one `"hash":""` of the encoding (inside JSON strings every quote is escaped,
+    so that sequence can only be the key itself) to avoid encoding each document twice.
+    """
+    body = ENCODER.encode(document)
+    digest = hashlib.blake2b(body, digest_size=16).hexdigest()
+    return body.replace(_EMPTY_HASH, b'"hash":"' + digest.encode() + b'"', 1), digest

@@ -1,0 +1,261 @@
+"""Elasticsearch side of a load: timestamped indices, parallel bulk requests, the alias swap.
+
+Only APIs that every Elasticsearch 9 distribution has are used (no `_reindex`, no scripts,
+no `GET /`): a release goes into a new index, which replaces the previous one behind the read
+alias in one atomic `_aliases` call after its document count checks out. The previous index
+stays for rollback until it is dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from elasticsearch import Elasticsearch
+
+MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
+BULK_SETTINGS = {"refresh_interval": "-1", "number_of_replicas": 0}
+
+
+class LoadError(Exception):
+    """A load that must not go live (count mismatch, cluster refusal...)."""
+
+
+def connect(url: str, timeout: float = 120.0) -> Elasticsearch:
+    return Elasticsearch(
+        url,
+        request_timeout=timeout,
+        max_retries=5,
+        retry_on_timeout=True,
+        retry_on_status=(429, 502, 503, 504),
+    )
+
+
+def load_mapping(path: Path = MAPPINGS) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def new_index_name(alias: str, now: dt.datetime | None = None) -> str:
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d%H%M%S%f")
+    return f"{alias}-{stamp}"
+
+
+def create_index(es: Elasticsearch, alias: str, mapping: dict[str, Any], shards: int | None) -> str:
+    """A new empty index with bulk-friendly settings (no refresh, no replicas)."""
+    name = new_index_name(alias)
+    settings = json.loads(json.dumps(mapping["settings"]))
+    settings["index"].update(BULK_SETTINGS)
+    if shards:
+        settings["index"]["number_of_shards"] = shards
+    es.indices.create(index=name, settings=settings, mappings=mapping["mappings"])
+    return name
+
+
+def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> None:
+    serving = mapping["settings"]["index"]
+    es.indices.put_settings(
+        index=index,
+        settings={
+            "refresh_interval": serving["refresh_interval"],
+            "number_of_replicas": serving["number_of_replicas"],
+        },
+    )
+    es.indices.refresh(index=index)
+
+
+def count(es: Elasticsearch, index: str) -> int:
+    return int(es.count(index=index)["count"])
+
+
+# ------------------------------------------------------------------ bulk
+
+
+class ItemError(msgspec.Struct, frozen=True):
+    id: str
+    status: int
+    reason: str
+
+
+@dataclass(slots=True)
+class BulkOutcome:
+    created: int = 0
+    updated: int = 0
+    """Documents written over one of the same id in this load: duplicates in the input."""
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    errors: list[ItemError] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    ids: list[str]
+    bodies: list[bytes]
+    hashes: list[str]
+
+
+def _compare(es: Elasticsearch, previous: str, batch: Batch, outcome: BulkOutcome) -> None:
+    before = stored_hashes(es, previous, batch.ids)
+    for doc_id, digest in zip(batch.ids, batch.hashes, strict=True):
+        old = before.get(doc_id)
+        if old is None:
+            outcome.new += 1
+        elif old == digest:
+            outcome.unchanged += 1
+        else:
+            outcome.changed += 1
+
+
+def _send(es: Elasticsearch, index: str, batch: Batch, previous: str | None) -> BulkOutcome:
+    outcome = BulkOutcome()
+    if previous:
+        _compare(es, previous, batch, outcome)
+    else:
+        outcome.new = len(batch.ids)
+    payload = bytearray()
+    for doc_id, body in zip(batch.ids, batch.bodies, strict=True):
+        payload += b'{"index":{"_id":' + msgspec.json.encode(doc_id) + b"}}\n"
+        payload += body
+        payload += b"\n"
+    response = es.bulk(
+        index=index,
+        operations=bytes(payload),
+        filter_path="errors,items.*._id,items.*.status,items.*.result,items.*.error",
+    )
+    for item in response.get("items", []):
+        result = item["index"]
+        if "error" in result:
+            error = result["error"]
+            reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"[:500]
+            outcome.errors.append(ItemError(result.get("_id", ""), result["status"], reason))
+        elif result.get("result") == "created":
+            outcome.created += 1
+        else:
+            outcome.updated += 1
+    return outcome
+
+
+def bulk_load(
+    es: Elasticsearch,
+    index: str,
+    batches: Iterable[Batch],
+    previous: str | None = None,
+    parallel: int = 2,
+) -> Iterator[tuple[Batch, BulkOutcome]]:
+    """Send batches as parallel bulk requests, at most `parallel` in flight (bounded memory).
+
+    With a `previous` index, each batch's content hashes are compared with the ones stored
+    there first, so the load can tell new, changed and unchanged records apart.
+    """
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="bulk") as pool:
+        pending: dict[Future[BulkOutcome], Batch] = {}
+        for batch in batches:
+            if len(pending) >= parallel:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+            pending[pool.submit(_send, es, index, batch, previous)] = batch
+        for future, batch in list(pending.items()):
+            yield batch, future.result()
+
+
+def stored_hashes(es: Elasticsearch, index: str, ids: list[str]) -> dict[str, str]:
+    """Content hashes of `ids` in `index` (read from doc values, not from `_source`)."""
+    response = es.search(
+        index=index,
+        query={"ids": {"values": ids}},
+        size=len(ids),
+        source=False,
+        docvalue_fields=["hash"],
+        track_total_hits=False,
+        filter_path="hits.hits._id,hits.hits.fields",
+    )
+    return {
+        hit["_id"]: hit["fields"]["hash"][0]
+        for hit in response.get("hits", {}).get("hits", [])
+        if "fields" in hit
+    }
+
+
+# ------------------------------------------------------------------ aliases
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    name: str
+    docs: int
+    size: str
+    created: str
+    live: bool
+
+
+def alias_targets(es: Elasticsearch, alias: str) -> list[str]:
+    if not es.indices.exists_alias(name=alias):
+        return []
+    return sorted(es.indices.get_alias(name=alias).body)
+
+
+def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
+    """Point `alias` at `index` alone, atomically; returns the indices it left."""
+    previous = [name for name in alias_targets(es, alias) if name != index]
+    actions: list[dict[str, Any]] = [
+        {"remove": {"index": name, "alias": alias}} for name in previous
+    ]
+    actions.append({"add": {"index": index, "alias": alias}})
+    es.indices.update_aliases(actions=actions)
+    return previous
+
+
+def list_indices(es: Elasticsearch, alias: str) -> list[IndexInfo]:
+    """The release indices of `alias`, newest first."""
+    live = set(alias_targets(es, alias))
+    rows = es.cat.indices(
+        index=f"{alias}-*", format="json", h="index,docs.count,store.size,creation.date.string"
+    ).body
+    infos = [
+        IndexInfo(
+            name=row["index"],
+            docs=int(row.get("docs.count") or 0),
+            size=row.get("store.size") or "",
+            created=row.get("creation.date.string") or "",
+            live=row["index"] in live,
+        )
+        for row in rows
+        if _is_release(row["index"], alias)
+    ]
+    return sorted(infos, key=lambda info: info.name, reverse=True)
+
+
+def _is_release(name: str, alias: str) -> bool:
+    suffix = name[len(alias) + 1 :]
+    return name.startswith(alias + "-") and suffix.isdigit() and len(suffix) == 20
+
+
+def rollback(es: Elasticsearch, alias: str) -> tuple[str, str]:
+    """Point the alias back at the release before the live one; returns (from, to)."""
+    indices = list_indices(es, alias)
+    names = [info.name for info in indices]
+    live = [info.name for info in indices if info.live]
+    if not live:
+        raise LoadError(f"alias {alias!r} points at no release index")
+    older = [name for name in names if name < min(live)]
+    if not older:
+        raise LoadError(f"no release older than {min(live)} to roll back to")
+    swap_alias(es, alias, older[0])
+    return min(live), older[0]
+
+
+def drop_old(es: Elasticsearch, alias: str, keep: int) -> list[str]:
+    """Delete release indices beyond the `keep` newest; the live one is never deleted."""
+    indices = list_indices(es, alias)
+    doomed = [info.name for info in indices[keep:] if not info.live]
+    for name in doomed:
+        es.indices.delete(index=name)
+    return doomed

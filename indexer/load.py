@@ -1,0 +1,227 @@
+"""One monthly load: read and validate, stage and join, build documents, bulk-load, go live."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+from elasticsearch import Elasticsearch
+
+from indexer import elastic
+from indexer.documents import build, encode
+from indexer.reader import BadRow, Row, read_rows
+from indexer.references import References, load_fixtures
+from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
+from indexer.staging import Staging
+
+SAMPLE_SIZE = 20
+
+
+class FileReport(msgspec.Struct, frozen=True):
+    file: str
+    kind: str
+    rows: int
+    bad_rows: int
+
+
+class IgnoredFile(msgspec.Struct, frozen=True):
+    file: str
+    reason: str
+
+
+class LoadReport(msgspec.Struct, kw_only=True):
+    """What a load did, printed at the end and written as JSON on request."""
+
+    index: str
+    alias: str
+    previous_index: str | None
+    live: bool
+    files: list[FileReport]
+    ignored_files: list[IgnoredFile]
+    establishments: int = 0
+    documents_written: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    duplicates: int = 0
+    bad_rows: int = 0
+    bad_rows_by_reason: dict[str, int] = msgspec.field(default_factory=dict)
+    bad_rows_sample: list[BadRow] = msgspec.field(default_factory=list)
+    bad_rows_file: str | None = None
+    missing_reference_codes: dict[str, int] = msgspec.field(default_factory=dict)
+    municipalities_without_ibge: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    alias: str = "empresas"
+    batch_size: int = 2000
+    parallel: int = 2
+    memory_limit: str = "512MB"
+    threads: int = 2
+    shards: int | None = None
+    swap: bool = True
+    workdir: Path | None = None
+    bad_rows_file: Path | None = None
+
+
+class Progress:
+    """Callbacks a front end (the CLI's progress bar) can follow; the default does nothing."""
+
+    def reading(self, file: str) -> None: ...
+    def rows(self, count: int, bad: int) -> None: ...
+    def indexing(self, total: int) -> None: ...
+    def indexed(self, count: int, bad: int) -> None: ...
+
+
+class _BadRows:
+    """Every bad row goes to a CSV file; counts and a small sample stay in memory."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.by_reason: Counter[str] = Counter()
+        self.sample: list[BadRow] = []
+        self._stream: IO[str] | None = None
+        self._writer: Any = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._stream = path.open("w", encoding="utf-8", newline="")
+            self._writer = csv.writer(self._stream)
+            self._writer.writerow(("file", "line", "reason", "detail"))
+
+    def add(self, bad: BadRow) -> None:
+        self.by_reason[bad.reason] += 1
+        if len(self.sample) < SAMPLE_SIZE:
+            self.sample.append(bad)
+        if self._writer is not None:
+            self._writer.writerow((bad.file, bad.line, bad.reason, bad.detail))
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_reason.values())
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+
+
+def _read(
+    item: Recognised, sink: Callable[[Row], None], bad_rows: _BadRows, progress: Progress
+) -> FileReport:
+    name = item.source.name
+    progress.reading(name)
+    rows = bad = 0
+    with item.source.open() as stream:
+        for row in read_rows(stream, name, item.kind):
+            if isinstance(row, BadRow):
+                bad += 1
+                bad_rows.add(row)
+            else:
+                rows += 1
+                sink(row)
+            if (rows + bad) % 10000 == 0:
+                progress.rows(rows, bad)
+    progress.rows(rows, bad)
+    return FileReport(file=name, kind=item.kind.value, rows=rows, bad_rows=bad)
+
+
+def _sink(kind: Kind, refs: References, staging: Staging) -> Callable[[Row], None]:
+    if kind in REFERENCE_KINDS:
+        return lambda row: refs.add(kind, row.fields[0], row.fields[1])
+    return lambda row: staging.append(kind, row.fields)
+
+
+def _batches(staging: Staging, refs: References, batch_size: int) -> Iterator[elastic.Batch]:
+    for rows in staging.joined(batch_size):
+        ids: list[str] = []
+        bodies: list[bytes] = []
+        hashes: list[str] = []
+        for row in rows:
+            body, digest = encode(build(row, refs))
+            ids.append(f"{row[0]}{row[1]}{row[2]}")
+            bodies.append(body)
+            hashes.append(digest)
+        yield elastic.Batch(ids, bodies, hashes)
+
+
+def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
+    """Load the release at `path` into a new index; swap the alias when the count checks out."""
+    started = time.perf_counter()
+    recognised, ignored = scan(path)
+    mapping = elastic.load_mapping()
+    refs = load_fixtures(References())
+    bad_rows = _BadRows(options.bad_rows_file)
+    files: list[FileReport] = []
+    previous_targets = elastic.alias_targets(es, options.alias)
+    previous = previous_targets[-1] if previous_targets else None
+    workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
+    staging = Staging(workdir, options.memory_limit, options.threads)
+    index = ""
+    try:
+        for item in sorted(recognised, key=lambda r: r.kind not in REFERENCE_KINDS):
+            files.append(_read(item, _sink(item.kind, refs, staging), bad_rows, progress))
+        establishments = staging.build()
+        index = elastic.create_index(es, options.alias, mapping, options.shards)
+        report = LoadReport(
+            index=index,
+            alias=options.alias,
+            previous_index=previous,
+            live=False,
+            files=files,
+            ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
+            establishments=establishments,
+        )
+        progress.indexing(establishments)
+        batches = _batches(staging, refs, options.batch_size)
+        for batch, outcome in elastic.bulk_load(es, index, batches, previous, options.parallel):
+            report.documents_written += outcome.created
+            report.duplicates += outcome.updated
+            report.new += outcome.new
+            report.changed += outcome.changed
+            report.unchanged += outcome.unchanged
+            for error in outcome.errors:
+                detail = f"{error.id}: {error.reason}"
+                bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))
+            progress.indexed(len(batch.ids), len(outcome.errors))
+        elastic.restore_settings(es, index, mapping)
+        stored = elastic.count(es, index)
+        if stored != report.documents_written:
+            raise elastic.LoadError(
+                f"index {index} holds {stored} documents, {report.documents_written} were written"
+            )
+        if previous:
+            previous_count = elastic.count(es, previous)
+            report.removed = max(previous_count - report.changed - report.unchanged, 0)
+        if options.swap:
+            elastic.swap_alias(es, options.alias, index)
+            report.live = True
+    except BaseException:
+        if index:
+            es.indices.delete(index=index, ignore_unavailable=True)
+        raise
+    finally:
+        staging.close()
+        bad_rows.close()
+    if report.duplicates:
+        bad_rows.by_reason["duplicate CNPJ (the later row was kept)"] += report.duplicates
+    report.bad_rows = bad_rows.total
+    report.bad_rows_by_reason = dict(bad_rows.by_reason)
+    report.bad_rows_sample = bad_rows.sample
+    report.bad_rows_file = str(options.bad_rows_file) if options.bad_rows_file else None
+    report.missing_reference_codes = {
+        f"{table}:{code}": n for (table, code), n in refs.missing.most_common(50)
+    }
+    report.municipalities_without_ibge = sum(
+        1 for code in refs.tables.get(Kind.MUNICIPIOS, {}) if code not in refs.ibge
+    )
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report

@@ -1,0 +1,112 @@
+"""Read Receita CSV streams row by row: latin-1, `;`, quoted fields, dirt reported, never fatal.
+
+A row that cannot be used is yielded as a `BadRow` (file, line, reason) instead of raising, so
+one bad row never stops a load and none is dropped without a trace.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+import msgspec
+
+from app.domain import cnpj
+from indexer.sources import COLUMNS, Kind
+
+
+class BadRow(msgspec.Struct, frozen=True):
+    """A row that was not loaded: where it is, a short reason to count by, and the detail."""
+
+    file: str
+    line: int
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    line: int
+    fields: list[str]
+
+
+def _clean_lines(text: Iterable[str]) -> Iterator[str]:
+    for line in text:
+        yield line.replace("\x00", "") if "\x00" in line else line
+
+
+def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow]:
+    """Parsed rows of one file; blank lines are skipped, malformed rows come back as BadRow."""
+    expected = COLUMNS[kind]
+    validate = _VALIDATORS.get(kind)
+    text = io.TextIOWrapper(stream, encoding="latin-1", newline="")
+    reader = csv.reader(_clean_lines(text), delimiter=";", quotechar='"', strict=False)
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
+            continue
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        if len(fields) != expected:
+            yield BadRow(
+                file,
+                reader.line_num,
+                "wrong number of columns",
+                f"{len(fields)} columns where {expected} are expected",
+            )
+            continue
+        problem = validate(fields) if validate else None
+        if problem:
+            yield BadRow(file, reader.line_num, *problem)
+            continue
+        yield Row(reader.line_num, fields)
+
+
+Problem = tuple[str, str] | None
+"""(reason, detail) of a row that cannot be loaded."""
+
+
+def _root_problem(root: str) -> Problem:
+    if len(root) != 8 or not root.isascii() or not root.isalnum():
+        return "invalid cnpj_basico", repr(root)
+    return None
+
+
+def _establishment_problem(fields: list[str]) -> Problem:
+    problem = _root_problem(fields[0])
+    if problem:
+        return problem
+    value = fields[0] + fields[1] + fields[2]
+    check = cnpj.check(value)
+    if check.problem is not None:
+        return "invalid CNPJ", f"{value!r}: {cnpj.MESSAGES[check.problem]}"
+    return None
+
+
+def _company_problem(fields: list[str]) -> Problem:
+    return _root_problem(fields[0])
+
+
+def _reference_problem(fields: list[str]) -> Problem:
+    return None if fields[0].strip() else ("empty code", "")
+
+
+_VALIDATORS: dict[Kind, Callable[[list[str]], Problem]] = {
+    Kind.ESTABELECIMENTOS: _establishment_problem,
+    Kind.EMPRESAS: _company_problem,
+    Kind.SOCIOS: _company_problem,
+    Kind.SIMPLES: _company_problem,
+    Kind.CNAES: _reference_problem,
+    Kind.MOTIVOS: _reference_problem,
+    Kind.MUNICIPIOS: _reference_problem,
+    Kind.NATUREZAS: _reference_problem,
+    Kind.PAISES: _reference_problem,
+    Kind.QUALIFICACOES: _reference_problem,
+}

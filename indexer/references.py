@@ -1,0 +1,61 @@
+"""Reference tables: Receita's six code tables from the release, plus shipped IBGE data.
+
+They are small (thousands of rows) and held in memory. A code the main files use but the table
+lacks keeps its code with an empty label, and is counted so the report can say so.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.domain.codes import code_key
+from app.domain.record import Secao
+from indexer.sources import Kind
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reference"
+
+
+@dataclass(frozen=True, slots=True)
+class Cidade:
+    codigo_ibge: str
+    nome: str
+    uf: str
+
+
+@dataclass(slots=True)
+class References:
+    tables: dict[Kind, dict[str, str]] = field(default_factory=dict)
+    ibge: dict[str, Cidade] = field(default_factory=dict)
+    secoes: dict[str, Secao] = field(default_factory=dict)
+    """Seção of each two-digit divisão."""
+    missing: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, kind: Kind, code: str, description: str) -> None:
+        key = code.strip().zfill(7) if kind is Kind.CNAES else code_key(code)
+        self.tables.setdefault(kind, {})[key] = " ".join(description.split())
+
+    def label(self, kind: Kind, code: str) -> str | None:
+        """The description of `code`, or None (counted as missing) when the table lacks it."""
+        key = code.zfill(7) if kind is Kind.CNAES else code_key(code)
+        found = self.tables.get(kind, {}).get(key)
+        if found is None:
+            self.missing[(kind.value, code)] += 1
+        return found
+
+
+def load_fixtures(references: References) -> References:
+    """Add the shipped TOM -> IBGE municipality table and the CNAE seções."""
+    with (FIXTURES / "municipios-ibge.csv").open(encoding="utf-8", newline="") as stream:
+        for row in csv.DictReader(stream, delimiter=";"):
+            references.ibge[code_key(row["codigo_tom"])] = Cidade(
+                row["codigo_ibge"], row["nome"], row["uf"]
+            )
+    with (FIXTURES / "cnae-secoes.csv").open(encoding="utf-8", newline="") as stream:
+        for row in csv.DictReader(stream, delimiter=";"):
+            secao = Secao(codigo=row["secao"], descricao=row["descricao"])
+            for divisao in range(int(row["divisao_inicial"]), int(row["divisao_final"]) + 1):
+                references.secoes[f"{divisao:02d}"] = secao
+    return references

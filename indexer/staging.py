@@ -1,0 +1,155 @@
+"""Stage the main files on disk and join them per company root with DuckDB.
+
+Empresas, Socios and Simples of a real month do not fit in memory, and none of the files is
+sorted by key. Rows that passed validation are appended to UTF-8 staging CSVs, DuckDB loads
+them into an on-disk database and joins establishments with their company, Simples option and
+partner list. DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays
+bounded whatever the input size; results are fetched in batches.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import duckdb
+
+from indexer.sources import Kind
+
+ESTABELECIMENTO_COLUMNS = (
+    "cnpj_basico", "cnpj_ordem", "cnpj_dv", "matriz_filial", "nome_fantasia",
+    "situacao", "data_situacao", "motivo", "cidade_exterior", "pais", "inicio_atividade",
+    "cnae_principal", "cnaes_secundarios", "tipo_logradouro", "logradouro", "numero",
+    "complemento", "bairro", "cep", "uf", "municipio", "ddd1", "telefone1", "ddd2", "telefone2",
+    "ddd_fax", "fax", "email", "situacao_especial", "data_situacao_especial",
+)  # fmt: skip
+EMPRESA_COLUMNS = (
+    "cnpj_basico", "razao_social", "natureza", "qualificacao_responsavel", "capital",
+    "porte", "ente_federativo",
+)  # fmt: skip
+SIMPLES_COLUMNS = (
+    "cnpj_basico", "opcao_simples", "data_opcao_simples", "data_exclusao_simples",
+    "opcao_mei", "data_opcao_mei", "data_exclusao_mei",
+)  # fmt: skip
+SOCIO_COLUMNS = (
+    "cnpj_basico", "tipo", "nome", "documento", "qualificacao", "data_entrada", "pais",
+    "representante_documento", "representante_nome", "representante_qualificacao", "faixa",
+)  # fmt: skip
+
+TABLES: dict[Kind, tuple[str, tuple[str, ...]]] = {
+    Kind.ESTABELECIMENTOS: ("estabelecimentos", ESTABELECIMENTO_COLUMNS),
+    Kind.EMPRESAS: ("empresas", EMPRESA_COLUMNS),
+    Kind.SIMPLES: ("simples", SIMPLES_COLUMNS),
+    Kind.SOCIOS: ("socios", (*SOCIO_COLUMNS, "seq")),
+}
+
+_JOIN = """
+WITH partners AS (
+    SELECT cnpj_basico,
+           list(struct_pack(
+               tipo, nome, documento, qualificacao, data_entrada, pais,
+               representante_documento, representante_nome, representante_qualificacao, faixa
+           ) ORDER BY seq) AS socios
+    FROM socios GROUP BY cnpj_basico
+)
+SELECT e.*,
+       c.razao_social, c.natureza, c.qualificacao_responsavel, c.capital, c.porte,
+       c.ente_federativo,
+       s.opcao_simples, s.data_opcao_simples, s.data_exclusao_simples,
+       s.opcao_mei, s.data_opcao_mei, s.data_exclusao_mei,
+       p.socios
+FROM estabelecimentos e
+LEFT JOIN empresas c USING (cnpj_basico)
+LEFT JOIN simples s USING (cnpj_basico)
+LEFT JOIN partners p USING (cnpj_basico)
+"""
+
+JOINED_COLUMNS = (
+    *ESTABELECIMENTO_COLUMNS,
+    *EMPRESA_COLUMNS[1:],
+    *SIMPLES_COLUMNS[1:],
+    "socios",
+)
+
+
+class Staging:
+    """An on-disk staging area in `workdir`, removed by `close()`."""
+
+    def __init__(self, workdir: Path, memory_limit: str = "512MB", threads: int = 2) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self._files: dict[Kind, tuple[IO[str], Any]] = {}
+        self._paths: dict[Kind, Path] = {}
+        self._seq = 0
+        self.con = duckdb.connect(str(workdir / "staging.duckdb"))
+        self.con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
+        self.con.execute(f"SET threads = {int(threads)}")
+        self.con.execute("SET temp_directory = ?", [str(workdir / "spill")])
+        self.con.execute("SET preserve_insertion_order = false")
+
+    def append(self, kind: Kind, fields: list[str]) -> None:
+        """Stage one validated row of a main file."""
+        handle = self._files.get(kind)
+        if handle is None:
+            path = self.workdir / f"{kind.value}.csv"
+            stream = path.open("w", encoding="utf-8", newline="")
+            handle = (stream, csv.writer(stream, lineterminator="\n"))
+            self._files[kind] = handle
+            self._paths[kind] = path
+        if kind is Kind.SOCIOS:
+            self._seq += 1
+            handle[1].writerow((*fields, self._seq))
+        else:
+            handle[1].writerow(fields)
+
+    def build(self) -> int:
+        """Load the staged CSVs into DuckDB tables; returns the number of establishments."""
+        for stream, _ in self._files.values():
+            stream.close()
+        for kind, (table, columns) in TABLES.items():
+            spec = ", ".join(f"'{column}': 'VARCHAR'" for column in columns)
+            path = self._paths.get(kind)
+            if path is None:
+                names = ", ".join(f"{column} VARCHAR" for column in columns)
+                self.con.execute(f"CREATE OR REPLACE TABLE {table} ({names})")
+                continue
+            self.con.execute(
+                f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_csv("  # noqa: S608
+                f"?, header = false, delim = ',', quote = '\"', escape = '\"', "
+                f"columns = {{{spec}}}, auto_detect = false, null_padding = false)",
+                [str(path)],
+            )
+            path.unlink()
+        row = self.con.execute("SELECT count(*) FROM estabelecimentos").fetchone()
+        return int(row[0]) if row else 0
+
+    def joined(self, batch_size: int = 2000) -> Iterator[list[tuple[Any, ...]]]:
+        """Establishments joined with company, Simples and partners, in batches."""
+        result = self.con.execute(_JOIN)
+        while True:
+            rows = result.fetchmany(batch_size)
+            if not rows:
+                return
+            yield rows
+
+    def close(self) -> None:
+        for stream, _ in self._files.values():
+            stream.close()
+        self.con.close()
+        for path in sorted(self.workdir.rglob("*"), reverse=True):
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
+        self.workdir.rmdir()
+
+
+def _size(value: str) -> str:
+    """Validate a DuckDB size setting such as `512MB` before it reaches SQL."""
+    number = value.rstrip("KMGTBkmgtib")
+    unit = value[len(number) :]
+    if not number.isdigit() or unit.upper() not in {"KB", "MB", "GB", "TB", "KIB", "MIB", "GIB"}:
+        raise ValueError(f"invalid memory size {value!r}: use a number and KB, MB or GB")
+    return value
