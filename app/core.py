@@ -1,0 +1,86 @@
+"""`create_app()`: the one way in. One lifespan owns the Elasticsearch client, the PostgreSQL
+pool and Redis, and hands them to handlers through dependency injection."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from elasticsearch import AsyncElasticsearch
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin
+from psycopg_pool import AsyncConnectionPool
+from redis.asyncio import Redis
+
+from app.errors import HANDLERS
+from app.lib.elastic import create_client
+from app.lookup.routes import lookup_cnpj
+from app.settings import Settings, get_settings
+from app.status.routes import service_status
+
+API_VERSION = "1.0.0"
+
+
+@asynccontextmanager
+async def lifespan(app: Litestar) -> AsyncIterator[None]:
+    settings: Settings = app.state.settings
+    es = create_client(settings.elasticsearch_url, settings.request_timeout)
+    pool = AsyncConnectionPool(
+        settings.database_url, min_size=1, max_size=10, open=False, timeout=settings.request_timeout
+    )
+    await pool.open(wait=False)
+    redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)
+    app.state.update(es=es, pool=pool, redis=redis)
+    try:
+        yield
+    finally:
+        await es.close()
+        await pool.close()
+        await redis.aclose()
+
+
+def _es(state: State) -> AsyncElasticsearch:
+    es: AsyncElasticsearch = state.es
+    return es
+
+
+def _pool(state: State) -> AsyncConnectionPool:
+    pool: AsyncConnectionPool = state.pool
+    return pool
+
+
+def _redis(state: State) -> Redis:
+    redis: Redis = state.redis
+    return redis
+
+
+def _settings(state: State) -> Settings:
+    settings: Settings = state.settings
+    return settings
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return Litestar(
+        route_handlers=[lookup_cnpj, service_status],
+        lifespan=[lifespan],
+        state=State({"settings": settings or get_settings()}),
+        dependencies={
+            "es": Provide(_es, sync_to_thread=False),
+            "pool": Provide(_pool, sync_to_thread=False),
+            "redis": Provide(_redis, sync_to_thread=False),
+            "settings": Provide(_settings, sync_to_thread=False),
+        },
+        exception_handlers=HANDLERS,  # type: ignore[arg-type]
+        openapi_config=OpenAPIConfig(
+            title="CNPJ Registry API",
+            version=API_VERSION,
+            description="Brazilian company registry: Receita Federal's CNPJ open data.",
+            path="/schema",
+            render_plugins=[ScalarRenderPlugin()],
+        ),
+    )

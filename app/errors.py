@@ -1,0 +1,83 @@
+"""One error hierarchy, rendered by one handler as the JSON error body of every status:
+`{"error": <reason phrase>, "message": <human text>, "details": <optional>}`."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+log = logging.getLogger("app.errors")
+
+
+class ErrorBody(msgspec.Struct, omit_defaults=True):
+    error: str
+    message: str
+    details: Any = None
+
+
+class AppError(Exception):
+    """Base of the errors the service raises on purpose."""
+
+    status = HTTPStatus.INTERNAL_SERVER_ERROR
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class BadRequest(AppError):
+    status = HTTPStatus.BAD_REQUEST
+
+
+class NotFound(AppError):
+    status = HTTPStatus.NOT_FOUND
+
+
+class Unavailable(AppError):
+    status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+def error_response(status: int, message: str, details: Any = None) -> Response[ErrorBody]:
+    phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+    return Response(
+        ErrorBody(error=phrase, message=message, details=details),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+def app_error_handler(_: Request[Any, Any, Any], error: AppError) -> Response[ErrorBody]:
+    return error_response(error.status, error.message, error.details)
+
+
+def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Response[ErrorBody]:
+    details = None
+    message = error.detail or HTTPStatus(error.status_code).phrase
+    if isinstance(error, ValidationException):
+        message = "Invalid request parameters."
+        details = error.extra
+    headers = {k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"}
+    response = error_response(error.status_code, message, details)
+    response.headers.update(headers)
+    return response
+
+
+def internal_error_handler(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    log.error(
+        "unhandled %s on %s %s", type(error).__name__, request.method, request.url.path,
+        exc_info=error,
+    )
+    return error_response(500, "An unexpected error occurred; it has been logged.")
+
+
+HANDLERS = {
+    AppError: app_error_handler,
+    HTTPException: http_error_handler,
+    Exception: internal_error_handler,
+}

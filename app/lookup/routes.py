@@ -1,0 +1,35 @@
+"""`GET /v1/cnpj/{cnpj}` (alias `/cnpj/{cnpj}`): the full record of one establishment."""
+
+from __future__ import annotations
+
+from elasticsearch import AsyncElasticsearch
+from litestar import Response, get
+from litestar.openapi.datastructures import ResponseSpec
+
+from app.domain.record import Empresa
+from app.errors import ErrorBody
+from app.lib.responses import json_response
+from app.lookup.service import get_company, parse_cnpj
+from app.settings import Settings
+
+ERRORS = {
+    400: ResponseSpec(data_container=ErrorBody, description="Malformed CNPJ or bad check digits"),
+    404: ResponseSpec(data_container=ErrorBody, description="No establishment with this CNPJ"),
+    503: ResponseSpec(data_container=ErrorBody, description="The index is not available"),
+}
+
+
+@get(
+    ["/v1/cnpj/{cnpj:path}", "/cnpj/{cnpj:path}"],
+    summary="Company record by CNPJ",
+    description=(
+        "Full record of one establishment. Accepts 14 characters with or without punctuation "
+        "(`33683111000280`, `33.683.111/0002-80`) and alphanumeric CNPJs (`12ABC34501DE35`)."
+    ),
+    responses={200: ResponseSpec(data_container=Empresa, description="The record"), **ERRORS},
+    tags=["CNPJ"],
+    sync_to_thread=False,
+)
+async def lookup_cnpj(cnpj: str, es: AsyncElasticsearch, settings: Settings) -> Response[bytes]:
+    number = parse_cnpj(cnpj.strip("/"))
+    return json_response(await get_company(es, settings.index_alias, number))

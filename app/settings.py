@@ -1,0 +1,33 @@
+"""Settings read from the environment once, validated at start-up, with defaults that match
+`scripts/services.sh` on a fresh machine."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import msgspec
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    elasticsearch_url: str = "http://127.0.0.1:9200"
+    database_url: str = "postgresql://registry:registry@127.0.0.1:5433/registry"
+    redis_url: str = "redis://127.0.0.1:6380/0"
+    index_alias: str = "empresas"
+    request_timeout: float = 5.0
+    """Seconds before a call to a dependency gives up."""
+    health_timeout: float = 2.0
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings from `ELASTICSEARCH_URL`, `DATABASE_URL`, `REDIS_URL`, `INDEX_ALIAS`..."""
+    values = {
+        field: os.environ[field.upper()]
+        for field in Settings.__struct_fields__
+        if os.environ.get(field.upper())
+    }
+    try:
+        return msgspec.convert(values, Settings, strict=False)
+    except msgspec.ValidationError as error:
+        raise SystemExit(f"invalid settings: {error}") from error

@@ -1,0 +1,31 @@
+"""`GET /v1/status` (alias `/health`): 200 when every dependency answers, 503 otherwise."""
+
+from __future__ import annotations
+
+from elasticsearch import AsyncElasticsearch
+from litestar import Response, get
+from litestar.openapi.datastructures import ResponseSpec
+from psycopg_pool import AsyncConnectionPool
+from redis.asyncio import Redis
+
+from app.lib.responses import json_response
+from app.settings import Settings
+from app.status.service import Status, status
+
+
+@get(
+    ["/v1/status", "/health"],
+    summary="Service status",
+    description="State of Elasticsearch, PostgreSQL and Redis, and the live index.",
+    responses={
+        200: ResponseSpec(data_container=Status, description="Every dependency is up"),
+        503: ResponseSpec(data_container=Status, description="A dependency is down"),
+    },
+    tags=["Status"],
+    sync_to_thread=False,
+)
+async def service_status(
+    es: AsyncElasticsearch, pool: AsyncConnectionPool, redis: Redis, settings: Settings
+) -> Response[bytes]:
+    result = await status(es, pool, redis, settings.index_alias, settings.health_timeout)
+    return json_response(result, status_code=200 if result.status == "ok" else 503)

@@ -1,0 +1,81 @@
+"""Health of each dependency and of the live index."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any
+
+import msgspec
+from elasticsearch import AsyncElasticsearch
+from psycopg_pool import AsyncConnectionPool
+from redis.asyncio import Redis
+
+
+class Dependency(msgspec.Struct, kw_only=True, omit_defaults=True):
+    status: str
+    """`up` or `down`."""
+    detail: str | None = None
+
+
+class IndexState(msgspec.Struct, kw_only=True):
+    alias: str
+    name: str | None
+    documents: int | None
+
+
+class Status(msgspec.Struct, kw_only=True):
+    status: str
+    """`ok` when every dependency is up, `degraded` otherwise."""
+    dependencies: dict[str, Dependency]
+    index: IndexState
+
+
+async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:
+    try:
+        detail = await asyncio.wait_for(check, timeout)
+    except TimeoutError:
+        return Dependency(status="down", detail=f"no answer within {timeout:g} s")
+    except Exception as error:  # noqa: BLE001 - any failure means the dependency is down
+        return Dependency(status="down", detail=type(error).__name__)
+    return Dependency(status="up", detail=detail)
+
+
+async def _elasticsearch(es: AsyncElasticsearch) -> str:
+    health = await es.cluster.health()
+    if health["status"] == "red":
+        raise RuntimeError("cluster health is red")
+    return f"cluster {health['status']}"
+
+
+async def _postgresql(pool: AsyncConnectionPool) -> None:
+    async with pool.connection(timeout=2.0) as connection:
+        await connection.execute("SELECT 1")
+
+
+async def _redis(redis: Redis) -> None:
+    await redis.ping()
+
+
+async def _index(es: AsyncElasticsearch, alias: str, timeout: float) -> IndexState:
+    try:
+        async with asyncio.timeout(timeout):
+            names: dict[str, Any] = (await es.indices.get_alias(name=alias)).body
+            counted = await es.count(index=alias)
+    except Exception:  # noqa: BLE001 - no alias yet, or Elasticsearch down or slow
+        return IndexState(alias=alias, name=None, documents=None)
+    return IndexState(alias=alias, name=",".join(sorted(names)), documents=counted["count"])
+
+
+async def status(
+    es: AsyncElasticsearch, pool: AsyncConnectionPool, redis: Redis, alias: str, timeout: float
+) -> Status:
+    elastic, postgres, cache, index = await asyncio.gather(
+        _guard(_elasticsearch(es), timeout),
+        _guard(_postgresql(pool), timeout),
+        _guard(_redis(redis), timeout),
+        _index(es, alias, timeout),
+    )
+    dependencies = {"elasticsearch": elastic, "postgresql": postgres, "redis": cache}
+    healthy = all(d.status == "up" for d in dependencies.values())
+    return Status(status="ok" if healthy else "degraded", dependencies=dependencies, index=index)
