@@ -31,15 +31,15 @@ class AppError(Exception):
         self.details = details
 
 
-class BadRequest(AppError):
+class BadRequestError(AppError):
     status = HTTPStatus.BAD_REQUEST
 
 
-class NotFound(AppError):
+class NotFoundError(AppError):
     status = HTTPStatus.NOT_FOUND
 
 
-class Unavailable(AppError):
+class UnavailableError(AppError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
 
 
@@ -68,9 +68,14 @@ def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Respo
     return response
 
 
-def internal_error_handler(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def internal_error_handler(
+    request: Request[Any, Any, Any], error: Exception
+) -> Response[ErrorBody]:
     log.error(
-        "unhandled %s on %s %s", type(error).__name__, request.method, request.url.path,
+        "unhandled %s on %s %s",
+        type(error).__name__,
+        request.method,
+        request.url.path,
         exc_info=error,
     )
     return error_response(500, "An unexpected error occurred; it has been logged.")

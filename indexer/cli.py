@@ -31,9 +31,7 @@ console = Console(stderr=True)
 ElasticsearchUrl = Annotated[
     str, typer.Option(envvar="ELASTICSEARCH_URL", help="Elasticsearch address.")
 ]
-Alias = Annotated[
-    str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")
-]
+Alias = Annotated[str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")]
 STATE = Path(__file__).resolve().parent.parent / ".state"
 
 
@@ -167,7 +165,9 @@ def indices(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "emp
     for column in ("index", "documents", "size", "created", "live"):
         table.add_column(column)
     for info in elastic.list_indices(es, alias):
-        table.add_row(info.name, f"{info.docs:,}", info.size, info.created, "yes" if info.live else "")
+        table.add_row(
+            info.name, f"{info.docs:,}", info.size, info.created, "yes" if info.live else ""
+        )
     Console().print(table)
 
 

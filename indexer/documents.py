@@ -175,7 +175,7 @@ def build(row: Sequence[Any], refs: References) -> Documento:
     razao_social = text(row[30])
     nome_fantasia = text(row[4])
     especial = text(row[28])
-    document = Documento(
+    return Documento(
         cnpj=f"{root}{order}{digits}",
         cnpj_basico=root,
         matriz_filial=_fixed(row[3], codes.MATRIZ_FILIAL) or Rotulo(codigo="", descricao=None),
@@ -235,7 +235,6 @@ def build(row: Sequence[Any], refs: References) -> Documento:
             cnae_descricao=normalize(principal.descricao or "") if principal else "",
         ),
     )
-    return document
 
 
 def encode(document: Documento) -> tuple[bytes, str]:

@@ -126,7 +126,7 @@ def _send(es: Elasticsearch, index: str, batch: Batch, previous: str | None) -> 
         payload += b"\n"
     response = es.bulk(
         index=index,
-        operations=bytes(payload),
+        operations=bytes(payload),  # type: ignore[arg-type]  # pre-encoded NDJSON is sent as is
         filter_path="errors,items.*._id,items.*.status,items.*.result,items.*.error",
     )
     for item in response.get("items", []):
@@ -173,7 +173,7 @@ def stored_hashes(es: Elasticsearch, index: str, ids: list[str]) -> dict[str, st
         query={"ids": {"values": ids}},
         size=len(ids),
         source=False,
-        docvalue_fields=["hash"],
+        docvalue_fields=["hash"],  # type: ignore[list-item]
         track_total_hits=False,
         filter_path="hits.hits._id,hits.hits.fields",
     )
@@ -216,7 +216,7 @@ def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
 def list_indices(es: Elasticsearch, alias: str) -> list[IndexInfo]:
     """The release indices of `alias`, newest first."""
     live = set(alias_targets(es, alias))
-    rows = es.cat.indices(
+    rows: list[dict[str, Any]] = es.cat.indices(  # type: ignore[assignment]
         index=f"{alias}-*", format="json", h="index,docs.count,store.size,creation.date.string"
     ).body
     infos = [

@@ -42,31 +42,31 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
     """Parsed rows of one file; blank lines are skipped, malformed rows come back as BadRow."""
     expected = COLUMNS[kind]
     validate = _VALIDATORS.get(kind)
-    text = io.TextIOWrapper(stream, encoding="latin-1", newline="")
-    reader = csv.reader(_clean_lines(text), delimiter=";", quotechar='"', strict=False)
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
-            continue
-        if not fields or (len(fields) == 1 and not fields[0].strip()):
-            continue
-        if len(fields) != expected:
-            yield BadRow(
-                file,
-                reader.line_num,
-                "wrong number of columns",
-                f"{len(fields)} columns where {expected} are expected",
-            )
-            continue
-        problem = validate(fields) if validate else None
-        if problem:
-            yield BadRow(file, reader.line_num, *problem)
-            continue
-        yield Row(reader.line_num, fields)
+    with io.TextIOWrapper(stream, encoding="latin-1", newline="") as text:
+        reader = csv.reader(_clean_lines(text), delimiter=";", quotechar='"', strict=False)
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
+                continue
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if len(fields) != expected:
+                yield BadRow(
+                    file,
+                    reader.line_num,
+                    "wrong number of columns",
+                    f"{len(fields)} columns where {expected} are expected",
+                )
+                continue
+            problem = validate(fields) if validate else None
+            if problem:
+                yield BadRow(file, reader.line_num, *problem)
+                continue
+            yield Row(reader.line_num, fields)
 
 
 Problem = tuple[str, str] | None

@@ -14,14 +14,14 @@ import io
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
 from app.domain.text import fold
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     ESTABELECIMENTOS = "estabelecimentos"
     EMPRESAS = "empresas"
     SOCIOS = "socios"
@@ -142,8 +142,7 @@ def kind_from_name(source: Source) -> Kind | None:
 
 def first_row(source: Source) -> list[str] | None:
     """The first non-blank row, parsed as Receita CSV, or None when there is none."""
-    with source.open() as raw:
-        text = io.TextIOWrapper(raw, encoding="latin-1", newline="")
+    with source.open() as raw, io.TextIOWrapper(raw, encoding="latin-1", newline="") as text:
         for line in text:
             if line.strip("\r\n\x00 "):
                 return next(csv.reader([line.replace("\x00", "")], delimiter=";"))

@@ -20,8 +20,17 @@ OUTPUT = Path(__file__).resolve().parent.parent / "fixtures" / "reference" / "mu
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp,
-             f"cidade-ibge-tom=={VERSION}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "-q",
+                "-d",
+                tmp,
+                f"cidade-ibge-tom=={VERSION}",
+            ],
             check=True,
         )
         wheel = next(Path(tmp).glob("*.whl"))
@@ -29,7 +38,8 @@ def main() -> None:
             source = archive.read("cidade_ibge_tom/cidade.py").decode("utf-8")
     tree = ast.parse(source)
     table = next(
-        node.value for node in tree.body
+        node.value
+        for node in tree.body
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "cidade"
     )
     rows = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 LENGTH = 14
 _BODY = re.compile(r"[0-9A-Z]{12}")
@@ -18,7 +18,7 @@ _FIRST_WEIGHTS = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 _SECOND_WEIGHTS = (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 
 
-class Problem(str, Enum):
+class Problem(StrEnum):
     """Why a CNPJ is not valid, in the order the checks run."""
 
     EMPTY = "vazio"
@@ -30,7 +30,9 @@ class Problem(str, Enum):
 
 MESSAGES = {
     Problem.EMPTY: "CNPJ vazio.",
-    Problem.LENGTH: "O CNPJ deve ter 14 caracteres (8 da raiz, 4 da ordem, 2 dígitos verificadores).",
+    Problem.LENGTH: (
+        "O CNPJ deve ter 14 caracteres (8 da raiz, 4 da ordem, 2 dígitos verificadores)."
+    ),
     Problem.CHARACTERS: (
         "Os 12 primeiros caracteres do CNPJ devem ser letras A-Z ou algarismos e os dois "
         "últimos, algarismos."

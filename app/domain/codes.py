@@ -34,9 +34,35 @@ FAIXA_ETARIA = {
     "9": "Maiores de 80 anos",
 }
 
-UFS = (
-    "AC AL AM AP BA CE DF ES GO MA MG MS MT PA PB PE PI PR RJ RN RO RR RS SC SE SP TO"
-).split()
+UFS = [
+    "AC",
+    "AL",
+    "AM",
+    "AP",
+    "BA",
+    "CE",
+    "DF",
+    "ES",
+    "GO",
+    "MA",
+    "MG",
+    "MS",
+    "MT",
+    "PA",
+    "PB",
+    "PE",
+    "PI",
+    "PR",
+    "RJ",
+    "RN",
+    "RO",
+    "RR",
+    "RS",
+    "SC",
+    "SE",
+    "SP",
+    "TO",
+]
 """The 27 federative units; Receita also writes `EX` for addresses abroad."""
 
 NO_REPRESENTATIVE = "***000000**"

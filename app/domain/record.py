@@ -38,7 +38,8 @@ class Secao(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class HierarquiaCnae(msgspec.Struct, frozen=True, kw_only=True):
-    """Where a subclass sits: seção (letter) > divisão (2) > grupo (3) > classe (5) > subclasse (7)."""
+    """Where a subclass sits: seção (letter) > divisão (2 digits) > grupo (3) > classe (5) >
+    subclasse (7)."""
 
     secao: Secao | None
     divisao: str

@@ -61,11 +61,11 @@ COMPANY_SUFFIXES: frozenset[str] = frozenset(
 
 def fold(text: str) -> str:
     """Lower-case and drop accents and cedillas: `"Ação"` -> `"acao"`."""
-    lowered = text.lower()
+    lowered = text.casefold()
     if lowered.isascii():
         return lowered
     decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).lower()
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
 
 
 def tokens(text: str) -> list[str]:

@@ -11,6 +11,4 @@ ENCODER = msgspec.json.Encoder(decimal_format="number")
 
 
 def json_response(content: Any, status_code: int = 200) -> Response[bytes]:
-    return Response(
-        ENCODER.encode(content), status_code=status_code, media_type="application/json"
-    )
+    return Response(ENCODER.encode(content), status_code=status_code, media_type="application/json")

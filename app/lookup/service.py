@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import msgspec
-from elasticsearch import AsyncElasticsearch, NotFoundError, TransportError
+from elasticsearch import AsyncElasticsearch, TransportError
+from elasticsearch import NotFoundError as MissingError
 
 from app.domain import cnpj
 from app.domain.record import Empresa
-from app.errors import BadRequest, NotFound, Unavailable
+from app.errors import BadRequestError, NotFoundError, UnavailableError
+
 
 def parse_cnpj(raw: str) -> str:
     """The 14-character CNPJ in `raw` (formatted or not), or a 400 naming the problem."""
     checked = cnpj.check(raw[:64])
     if checked.problem is not None:
-        raise BadRequest(
+        raise BadRequestError(
             f"CNPJ inválido: {cnpj.MESSAGES[checked.problem]}",
             details={"cnpj": raw[:64], "motivo": checked.problem.value},
         )
@@ -23,10 +25,10 @@ def parse_cnpj(raw: str) -> str:
 async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empresa:
     try:
         response = await es.get(index=alias, id=number, source_excludes=["busca"])
-    except NotFoundError as error:
+    except MissingError as error:
         if isinstance(error.body, dict) and error.body.get("found") is False:
-            raise NotFound(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.") from error
-        raise Unavailable("Nenhuma base de empresas foi carregada ainda.") from error
+            raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.") from error
+        raise UnavailableError("Nenhuma base de empresas foi carregada ainda.") from error
     except TransportError as error:
-        raise Unavailable("O índice de empresas não está disponível no momento.") from error
+        raise UnavailableError("O índice de empresas não está disponível no momento.") from error
     return msgspec.convert(response["_source"], Empresa)

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import csv
+import io
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from indexer.reader import BadRow, Row, read_rows
+from indexer.sources import COLUMNS, Kind, scan
+from tests.conftest import RECEITA_SAMPLE
+
+TEST_ROWS = {f"990000{n:02d}0001" for n in range(1, 7)}
+
+
+def _lines(path: str) -> int:
+    with open(path, "rb") as stream:
+        return sum(1 for line in stream if line.strip())
+
+
+def test_read_rows_receita_sample_every_row_parses() -> None:
+    recognised, ignored = scan(RECEITA_SAMPLE)
+    assert {item.kind for item in recognised} == set(Kind)
+    assert [item.source.name for item in ignored] == ["PROVENANCE.md"]
+    for item in recognised:
+        with item.source.open() as stream:
+            rows = list(read_rows(stream, item.source.name, item.kind))
+        good = [row for row in rows if isinstance(row, Row)]
+        bad = [row for row in rows if isinstance(row, BadRow)]
+        assert len(rows) == _lines(str(item.source.path)), item.source.name
+        assert all(len(row.fields) == COLUMNS[item.kind] for row in good)
+        if item.kind is Kind.ESTABELECIMENTOS:
+            # The upstream project's six test rows carry invalid check digits.
+            assert {b.reason for b in bad} == {"invalid CNPJ"}
+            assert {b.detail[1:15] for b in bad} == {c[:12] + "00" for c in TEST_ROWS}
+            assert len(good) == 2000
+        else:
+            assert bad == [], item.source.name
+
+
+def test_read_rows_latin1_text_decoded() -> None:
+    recognised, _ = scan(RECEITA_SAMPLE)
+    cnaes = next(item for item in recognised if item.kind is Kind.CNAES)
+    with cnaes.source.open() as stream:
+        labels = {row.fields[0]: row.fields[1] for row in read_rows(stream, "c", Kind.CNAES)}  # type: ignore[union-attr]
+    assert labels["6204000"] == "Consultoria em tecnologia da informação"
+
+
+def test_read_rows_dirt_reported_and_rest_kept() -> None:
+    raw = (
+        b'"33683111";"S";"20140101";"00000000";"N";"00000000";"00000000"\n'
+        b"\n"
+        b'"12345678";"N";"2014\x000101";"";"N";"";""\n'
+        b'"1234";"N";"";"";"N";"";""\n'
+        b'"87654321";"N";"";"";"N";""\n'
+        b"   \n"
+    )
+    rows = list(read_rows(io.BytesIO(raw), "Simples", Kind.SIMPLES))
+    assert [r.fields[0] for r in rows if isinstance(r, Row)] == ["33683111", "12345678"]
+    assert rows[1].fields[2] == "20140101"  # type: ignore[union-attr]
+    bad = [(r.line, r.reason) for r in rows if isinstance(r, BadRow)]
+    assert bad == [(4, "invalid cnpj_basico"), (5, "wrong number of columns")]
+
+
+latin1_text = st.text(
+    alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF, exclude_characters="\r\n"),
+    max_size=30,
+)
+
+
+@given(st.lists(st.lists(latin1_text, min_size=7, max_size=7), min_size=1, max_size=20))
+def test_read_rows_receita_format_round_trip(rows: list[list[str]]) -> None:
+    for row in rows:
+        row[0] = "".join(c for c in row[0] if c in string.digits)[:8].rjust(8, "0")
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    data = buffer.getvalue().encode("latin-1")
+    parsed = list(read_rows(io.BytesIO(data), "f", Kind.EMPRESAS))
+    kept = [row.fields for row in parsed if isinstance(row, Row)]
+    blank = [row for row in rows if len(row) == 1]
+    assert kept == rows if not blank else len(kept) <= len(rows)

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+from indexer.sources import Kind, scan
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE
+
+
+def test_scan_peer_release_zips_recognised_by_kind() -> None:
+    recognised, ignored = scan(PEER_DATA)
+    kinds = sorted(item.kind.value for item in recognised)
+    assert kinds == sorted(
+        ["cnaes", "empresas", "empresas", "estabelecimentos", "motivos", "municipios",
+         "naturezas", "paises", "qualificacoes", "simples", "socios"]
+    )  # fmt: skip
+    ignored_names = {item.source.path.name for item in ignored}
+    assert {"Lucro Real.zip", "tabmun.csv", "response.json"} <= ignored_names
+
+
+def test_scan_member_names_unstable_kind_from_name_or_columns(tmp_path: Path) -> None:
+    release = tmp_path / "2026-11"
+    release.mkdir()
+    with zipfile.ZipFile(release / "Estabelecimentos3.zip", "w") as archive:
+        archive.write(RECEITA_SAMPLE / "ESTABELE.csv", "K3241.K03200Y3.D61108.ESTABELE")
+    with zipfile.ZipFile(release / "Simples.zip", "w") as archive:
+        archive.write(RECEITA_SAMPLE / "SIMPLESCSV.csv", "F.K03200$W.SIMPLES.CSV.D61108")
+    shutil.copy(RECEITA_SAMPLE / "SOCIOCSV.csv", release / "part-0007.csv")
+    recognised, ignored = scan(release)
+    assert ignored == []
+    assert {item.source.name: item.kind for item in recognised} == {
+        "Estabelecimentos3.zip:K3241.K03200Y3.D61108.ESTABELE": Kind.ESTABELECIMENTOS,
+        "Simples.zip:F.K03200$W.SIMPLES.CSV.D61108": Kind.SIMPLES,
+        "part-0007.csv": Kind.SOCIOS,
+    }
