@@ -1,0 +1,138 @@
+"""The indexer against the real Elasticsearch."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+from elasticsearch import Elasticsearch
+
+from indexer import elastic
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server
+
+NewAlias = Callable[[], str]
+
+
+def _peer_copy(tmp_path: Path, nome_fantasia: str | None = None) -> Path:
+    """The peer release, optionally with SERPRO's trade name changed."""
+    release = tmp_path / "release"
+    shutil.copytree(PEER_DATA, release)
+    if nome_fantasia is not None:
+        zipped = release / "Estabelecimentos0.zip"
+        with zipfile.ZipFile(zipped) as archive:
+            raw = archive.read("Estabelecimentos0").decode("latin-1")
+        rows = list(csv.reader(io.StringIO(raw), delimiter=";"))
+        rows = [row for row in rows if row]
+        rows[0][4] = nome_fantasia
+        zipped.unlink()
+        out = io.StringIO()
+        csv.writer(out, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+        (release / "Estabelecimentos0").write_bytes(out.getvalue().encode("latin-1"))
+    return release
+
+
+def test_load_peer_release_one_document_live(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias
+) -> None:
+    alias = new_alias()
+    report = load(PEER_DATA, alias)
+    assert report.live
+    assert report.documents_written == 1 == report.establishments == report.new
+    assert report.bad_rows == 0
+    assert {f.kind for f in report.files} >= {"estabelecimentos", "empresas", "socios", "simples"}
+    assert sum(f.rows for f in report.files if f.kind == "socios") == 7
+    assert any("Lucro Real" in f.file for f in report.ignored_files)
+    assert elastic.alias_targets(es, alias) == [report.index]
+    assert es.get(index=alias, id=SERPRO)["_source"]["razao_social"].startswith("SERVICO FEDERAL")
+
+
+def test_load_same_release_twice_zero_changed(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias
+) -> None:
+    alias = new_alias()
+    first = load(PEER_DATA, alias)
+    second = load(PEER_DATA, alias)
+    assert second.previous_index == first.index
+    assert (second.new, second.changed, second.unchanged, second.removed) == (0, 0, 1, 0)
+    assert elastic.alias_targets(es, alias) == [second.index]
+    assert es.indices.exists(index=first.index), "the previous index is kept for rollback"
+
+
+def test_load_changed_record_counted_as_changed(
+    load: Loader, new_alias: NewAlias, tmp_path: Path
+) -> None:
+    alias = new_alias()
+    load(PEER_DATA, alias)
+    report = load(_peer_copy(tmp_path, nome_fantasia="SERPRO BRASILIA"), alias)
+    assert (report.new, report.changed, report.unchanged) == (0, 1, 0)
+
+
+def test_load_malformed_file_bad_rows_reported_rest_loaded(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias, tmp_path: Path
+) -> None:
+    release = tmp_path / "dirty"
+    shutil.copytree(RECEITA_SAMPLE, release)
+    good = '"11222333";"0001";"81";"1";"LOJA BOA";"02";"20200101";"00";"";"";"20200101";"4781400";"";"RUA";"A";"1";"";"CENTRO";"01001000";"SP";"7107";"";"";"";"";"";"";"";"";""'
+    shifted = '"11222334";"0001";"26";"1";"LOJA";"RUIM";"02";"20200101";"00";"";"";"20200101";"4781400";"";"RUA";"A";"1";"";"CENTRO";"01001000";"SP";"7107";"";"";"";"";"";"";"";"";""'
+    nul = good.replace("LOJA BOA", "LOJA\x00 NUL").replace("11222333", "11222335").replace('"81"', '"70"')
+    (release / "Estabelecimentos9.csv").write_bytes(
+        "\n".join([good, shifted, "", nul, "lixo sem aspas", ""]).encode("latin-1")
+    )  # fmt: skip
+    report = load(release, alias := new_alias())
+    assert report.live
+    assert report.bad_rows_by_reason == {"invalid CNPJ": 6, "wrong number of columns": 2}
+    extra = next(f for f in report.files if f.file == "Estabelecimentos9.csv")
+    assert (extra.rows, extra.bad_rows) == (2, 2)
+    assert report.documents_written == 2000 + 2 == es.count(index=alias)["count"]
+    assert es.get(index=alias, id="11222335000170")["_source"]["nome_fantasia"] == "LOJA NUL"
+    assert report.bad_rows_file is not None
+    with open(report.bad_rows_file, encoding="utf-8") as stream:
+        listed = list(csv.DictReader(stream))
+    assert len(listed) == 8
+    assert {(r["file"], r["line"]) for r in listed if r["file"] == "Estabelecimentos9.csv"} == {
+        ("Estabelecimentos9.csv", "2"),
+        ("Estabelecimentos9.csv", "5"),
+    }
+    assert sum(1 for r in listed if r["file"] == "ESTABELE.csv" and "99000" in r["detail"]) == 6
+
+
+def test_alias_swap_previous_index_served_until_switch(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias, tmp_path: Path
+) -> None:
+    alias = new_alias()
+    old = load(PEER_DATA, alias)
+    staged = load(_peer_copy(tmp_path, nome_fantasia="SERPRO NOVO"), alias, swap=False)
+    assert not staged.live
+    assert elastic.alias_targets(es, alias) == [old.index]
+    server = Server(alias)
+    try:
+        with httpx.Client(base_url=server.url) as api:
+
+            def trade_name() -> str:
+                response = api.get(f"/v1/cnpj/{SERPRO}")
+                assert response.status_code == 200
+                name: str = response.json()["nome_fantasia"]
+                return name
+
+            assert trade_name() == "REGIONAL BRASILIA-DF"
+            assert elastic.swap_alias(es, alias, staged.index) == [old.index]
+            assert trade_name() == "SERPRO NOVO"
+            assert elastic.rollback(es, alias) == (staged.index, old.index)
+            assert trade_name() == "REGIONAL BRASILIA-DF"
+    finally:
+        server.stop()
+
+
+def test_drop_old_keeps_newest_and_live(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias
+) -> None:
+    alias = new_alias()
+    reports = [load(PEER_DATA, alias) for _ in range(3)]
+    assert [i.name for i in elastic.list_indices(es, alias)] == [r.index for r in reversed(reports)]
+    assert elastic.drop_old(es, alias, keep=1) == [reports[1].index, reports[0].index]
+    assert [i.name for i in elastic.list_indices(es, alias)] == [reports[2].index]
