@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from elasticsearch import AsyncElasticsearch
 from litestar import Response, get
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath
 
 from app.domain.record import Empresa
 from app.errors import ErrorBody
@@ -13,9 +15,19 @@ from app.lookup.service import get_company, parse_cnpj
 from app.settings import Settings
 
 ERRORS = {
-    400: ResponseSpec(data_container=ErrorBody, description="Malformed CNPJ or bad check digits"),
-    404: ResponseSpec(data_container=ErrorBody, description="No establishment with this CNPJ"),
-    503: ResponseSpec(data_container=ErrorBody, description="The index is not available"),
+    400: ResponseSpec(
+        data_container=ErrorBody,
+        generate_examples=False,
+        description="Malformed CNPJ or bad check digits",
+    ),
+    404: ResponseSpec(
+        data_container=ErrorBody,
+        generate_examples=False,
+        description="No establishment with this CNPJ",
+    ),
+    503: ResponseSpec(
+        data_container=ErrorBody, generate_examples=False, description="The index is not available"
+    ),
 }
 
 
@@ -26,10 +38,18 @@ ERRORS = {
         "Full record of one establishment. Accepts 14 characters with or without punctuation "
         "(`33683111000280`, `33.683.111/0002-80`) and alphanumeric CNPJs (`12ABC34501DE35`)."
     ),
-    responses={200: ResponseSpec(data_container=Empresa, description="The record"), **ERRORS},
+    responses={
+        200: ResponseSpec(
+            data_container=Empresa, generate_examples=False, description="The record"
+        ),
+        **ERRORS,
+    },
     tags=["CNPJ"],
-    sync_to_thread=False,
 )
-async def lookup_cnpj(cnpj: str, es: AsyncElasticsearch, settings: Settings) -> Response[bytes]:
+async def lookup_cnpj(
+    cnpj: FromPath[str],
+    es: NamedDependency[AsyncElasticsearch],
+    settings: NamedDependency[Settings],
+) -> Response[bytes]:
     number = parse_cnpj(cnpj.strip("/"))
     return json_response(await get_company(es, settings.index_alias, number))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from elasticsearch import AsyncElasticsearch
 from litestar import Response, get
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
@@ -18,14 +19,20 @@ from app.status.service import Status, status
     summary="Service status",
     description="State of Elasticsearch, PostgreSQL and Redis, and the live index.",
     responses={
-        200: ResponseSpec(data_container=Status, description="Every dependency is up"),
-        503: ResponseSpec(data_container=Status, description="A dependency is down"),
+        200: ResponseSpec(
+            data_container=Status, generate_examples=False, description="Every dependency is up"
+        ),
+        503: ResponseSpec(
+            data_container=Status, generate_examples=False, description="A dependency is down"
+        ),
     },
     tags=["Status"],
-    sync_to_thread=False,
 )
 async def service_status(
-    es: AsyncElasticsearch, pool: AsyncConnectionPool, redis: Redis, settings: Settings
+    es: NamedDependency[AsyncElasticsearch],
+    pool: NamedDependency[AsyncConnectionPool],
+    redis: NamedDependency[Redis],
+    settings: NamedDependency[Settings],
 ) -> Response[bytes]:
     result = await status(es, pool, redis, settings.index_alias, settings.health_timeout)
     return json_response(result, status_code=200 if result.status == "ok" else 503)

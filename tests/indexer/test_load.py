@@ -77,9 +77,14 @@ def test_load_malformed_file_bad_rows_reported_rest_loaded(
 ) -> None:
     release = tmp_path / "dirty"
     shutil.copytree(RECEITA_SAMPLE, release)
-    good = '"11222333";"0001";"81";"1";"LOJA BOA";"02";"20200101";"00";"";"";"20200101";"4781400";"";"RUA";"A";"1";"";"CENTRO";"01001000";"SP";"7107";"";"";"";"";"";"";"";"";""'
-    shifted = '"11222334";"0001";"26";"1";"LOJA";"RUIM";"02";"20200101";"00";"";"";"20200101";"4781400";"";"RUA";"A";"1";"";"CENTRO";"01001000";"SP";"7107";"";"";"";"";"";"";"";"";""'
-    nul = good.replace("LOJA BOA", "LOJA\x00 NUL").replace("11222333", "11222335").replace('"81"', '"70"')
+    fields = ["11222333", "0001", "81", "1", "LOJA BOA", "02", "20200101", "00", "", "",
+              "20200101", "4781400", "", "RUA", "A", "1", "", "CENTRO", "01001000", "SP", "7107",
+              *[""] * 9]  # fmt: skip
+    good = ";".join(f'"{value}"' for value in fields)
+    shifted_fields = ["11222334", "0001", "26", "1", "LOJA", "RUIM", *fields[5:]]
+    shifted = ";".join(f'"{value}"' for value in shifted_fields)
+    nul = good.replace("LOJA BOA", "LOJA\x00 NUL").replace("11222333", "11222335")
+    nul = nul.replace('"81"', '"70"')
     (release / "Estabelecimentos9.csv").write_bytes(
         "\n".join([good, shifted, "", nul, "lixo sem aspas", ""]).encode("latin-1")
     )  # fmt: skip

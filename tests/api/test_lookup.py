@@ -1,0 +1,120 @@
+"""`GET /v1/cnpj/{cnpj}` and `/v1/status` over HTTP, served by two uvicorn workers."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SERPRO, Server
+
+
+def _assert_error(response: httpx.Response, status: int, error: str) -> dict[str, object]:
+    assert response.status_code == status
+    assert response.headers["content-type"].startswith("application/json")
+    body: dict[str, object] = response.json()
+    assert body["error"] == error
+    assert isinstance(body["message"], str)
+    assert body["message"]
+    return body
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/v1/cnpj/{SERPRO}",
+        f"/cnpj/{SERPRO}",
+        "/v1/cnpj/33.683.111/0002-80",
+        "/v1/cnpj/33.683.111%2F0002-80",
+        "/cnpj/33.683.111/0002-80",
+    ],
+)
+def test_lookup_serpro_any_spelling_full_record(api: httpx.Client, path: str) -> None:
+    response = api.get(path)
+    assert response.status_code == 200
+    record = response.json()
+    assert record["cnpj"] == SERPRO
+    assert record["razao_social"] == "SERVICO FEDERAL DE PROCESSAMENTO DE DADOS (SERPRO)"
+    assert record["capital_social"] == 1061004829.23
+    assert '"capital_social":1061004829.23,' in response.text
+    assert record["endereco"]["municipio"] == {
+        "codigo": "9701", "codigo_ibge": "5300108", "nome": "BRASILIA"
+    }  # fmt: skip
+    assert record["cnae_principal"]["grupo"]["secao"]["codigo"] == "J"
+    assert len(record["cnaes_secundarios"]) == 5
+    assert [s["nome"] for s in record["socios"]][:2] == [
+        "ANDRE DE CESERO", "ANTONIO DE PADUA FERREIRA PASSOS"
+    ]  # fmt: skip
+    assert record["simples"] == {"optante": True, "data_opcao": "2014-01-01", "data_exclusao": None}
+    assert "busca" not in record
+    assert len(record["hash"]) == 32
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/v1/cnpj/abc", "tamanho"),
+        ("/v1/cnpj/33683111000281", "segundo_digito"),
+        ("/v1/cnpj/33683111000290", "primeiro_digito"),
+        ("/v1/cnpj/12ABC34501DE34", "segundo_digito"),
+        ("/v1/cnpj/12ABC34501DEXY", "caracteres"),
+        ("/cnpj/%20", "vazio"),
+    ],
+)
+def test_lookup_malformed_cnpj_400_with_reason(api: httpx.Client, path: str, reason: str) -> None:
+    body = _assert_error(api.get(path), 400, "Bad Request")
+    assert body["details"]["motivo"] == reason  # type: ignore[index]
+
+
+@pytest.mark.parametrize("cnpj", ["00000000000191", "12ABC34501DE35", "12.ABC.345/01DE-35"])
+def test_lookup_unknown_valid_cnpj_404(api: httpx.Client, cnpj: str) -> None:
+    _assert_error(api.get(f"/v1/cnpj/{cnpj}"), 404, "Not Found")
+
+
+def test_unknown_route_and_method_json_errors(api: httpx.Client) -> None:
+    _assert_error(api.get("/v1/nothing-here"), 404, "Not Found")
+    _assert_error(api.get("/v1/cnpj/"), 404, "Not Found")
+    _assert_error(api.post(f"/v1/cnpj/{SERPRO}", content=b"{"), 405, "Method Not Allowed")
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=80))
+def test_lookup_any_path_never_500(api: httpx.Client, raw: str) -> None:
+    response = api.get("/v1/cnpj/" + quote(raw, safe=""))
+    assert response.status_code in {200, 400, 404}
+    assert response.headers["content-type"].startswith("application/json")
+
+
+def test_status_all_up_reports_live_index(api: httpx.Client, peer_alias: str) -> None:
+    for path in ("/v1/status", "/health"):
+        response = api.get(path)
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "ok"
+        assert {name: d["status"] for name, d in body["dependencies"].items()} == {
+            "elasticsearch": "up", "postgresql": "up", "redis": "up"
+        }  # fmt: skip
+        assert body["index"]["alias"] == peer_alias
+        assert body["index"]["name"].startswith(peer_alias + "-")
+        assert body["index"]["documents"] == 1
+
+
+def test_status_dependency_down_503(peer_alias: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("ELASTICSEARCH_URL", "http://127.0.0.1:1")
+    server = Server(peer_alias, workers=1)
+    try:
+        status = httpx.get(f"{server.url}/v1/status", timeout=10)
+        assert status.status_code == 503
+        body = status.json()
+        assert body["status"] == "degraded"
+        assert body["dependencies"]["redis"]["status"] == "down"
+        assert body["dependencies"]["elasticsearch"]["status"] == "down"
+        assert body["dependencies"]["postgresql"]["status"] == "up"
+        lookup = httpx.get(f"{server.url}/v1/cnpj/{SERPRO}", timeout=10)
+        _assert_error(lookup, 503, "Service Unavailable")
+    finally:
+        server.stop()
