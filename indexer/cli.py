@@ -109,6 +109,8 @@ def _print_report(report: LoadReport) -> None:
         f"{report.bad_rows:,} bad rows",
         markup=False,
     )
+    phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.phases.items())
+    console.print(f"phases: {phases}", markup=False)
     if report.municipalities_without_ibge:
         console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
     state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"

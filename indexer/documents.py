@@ -38,17 +38,15 @@ _EMPTY_HASH = b'"hash":""'
 
 _SITUACAO = {code_key(k): v for k, v in codes.SITUACAO_CADASTRAL.items()}
 _PORTE = {code_key(k): v for k, v in codes.PORTE.items()}
+_NO_CODE = Rotulo(codigo="", descricao=None)
 
 
 def text(value: str | None) -> str | None:
     """Trimmed text, or None when empty."""
-    if value is None:
-        return None
-    stripped = value.strip()
-    return stripped or None
+    return (value.strip() or None) if value else None
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 17)
 def iso_date(value: str | None) -> str | None:
     """`YYYYMMDD` -> `YYYY-MM-DD`; None for Receita's "no date" values and impossible dates."""
     if not value or len(value) != 8 or not value.isdigit() or value == "00000000":
@@ -73,36 +71,9 @@ def capital(value: str | None) -> Decimal | None:
     return amount if amount.is_finite() else None
 
 
-def _rotulo(code: str | None, description: str | None) -> Rotulo | None:
-    code = text(code)
-    return Rotulo(codigo=code, descricao=description) if code else None
-
-
 def _fixed(code: str | None, table: Mapping[str, str]) -> Rotulo | None:
     code = text(code)
     return Rotulo(codigo=code, descricao=table.get(code_key(code))) if code else None
-
-
-def _referenced(refs: References, kind: Kind, code: str | None) -> Rotulo | None:
-    code = text(code)
-    return Rotulo(codigo=code, descricao=refs.label(kind, code)) if code else None
-
-
-def cnae(refs: References, code: str, principal: bool) -> Cnae:
-    code = code.zfill(7)
-    return Cnae(
-        codigo=code,
-        descricao=refs.label(Kind.CNAES, code),
-        principal=principal,
-        secundario=not principal,
-        grupo=HierarquiaCnae(
-            secao=refs.secoes.get(code[:2]),
-            divisao=code[:2],
-            grupo=code[:3],
-            classe=code[:5],
-            subclasse=code,
-        ),
-    )
 
 
 def _secondary_codes(value: str | None, principal: str | None) -> list[str]:
@@ -133,108 +104,168 @@ def _option(flag: str | None, start: str | None, end: str | None) -> Opcao:
     return Opcao(optante=optante, data_opcao=iso_date(start), data_exclusao=iso_date(end))
 
 
-def _partner(refs: References, item: Mapping[str, str | None]) -> Socio:
-    representative_doc = text(item["representante_documento"])
-    representative_name = text(item["representante_nome"])
-    representative = None
-    if (representative_doc and representative_doc != codes.NO_REPRESENTATIVE) or (
-        representative_name
-    ):
-        representative = Representante(
-            documento=representative_doc or "",
-            nome=representative_name,
-            qualificacao=_referenced(refs, Kind.QUALIFICACOES, item["representante_qualificacao"]),
-        )
-    return Socio(
-        nome=text(item["nome"]) or "",
-        tipo=_fixed(item["tipo"], codes.TIPO_SOCIO) or Rotulo(codigo="", descricao=None),
-        documento=text(item["documento"]),
-        qualificacao=_referenced(refs, Kind.QUALIFICACOES, item["qualificacao"]),
-        data_entrada=iso_date(item["data_entrada"]),
-        faixa_etaria=_fixed(item["faixa"], codes.FAIXA_ETARIA),
-        pais_origem=_referenced(refs, Kind.PAISES, item["pais"]),
-        representante_legal=representative,
-    )
+class Builder:
+    """Builds documents from joined rows. Values shared by many records (labelled codes,
+    CNAEs, municipalities, fixed labels) are built once and reused: they are frozen."""
 
+    def __init__(self, refs: References) -> None:
+        self.refs = refs
+        self._cnaes: dict[tuple[str, bool], Cnae] = {}
+        self._municipios: dict[str, tuple[Municipio, str]] = {}
+        self._fixed: dict[tuple[int, str], Rotulo | None] = {}
+        self._normalized_cnae: dict[str, str] = {}
 
-def build(row: Sequence[Any], refs: References) -> Documento:
-    """The document of one joined row (columns in `staging.JOINED_COLUMNS` order)."""
-    root, order, digits = row[0], row[1], row[2]
-    has_company = row[30] is not None
-    municipio_code = text(row[20])
-    cidade = refs.ibge.get(code_key(municipio_code)) if municipio_code else None
-    municipio_nome = refs.label(Kind.MUNICIPIOS, municipio_code) if municipio_code else None
-    principal_code = text(row[11])
-    principal = cnae(refs, principal_code, True) if principal_code else None
-    secondary = [
-        cnae(refs, code, False)
-        for code in _secondary_codes(row[12], principal.codigo if principal else None)
-    ]
-    partners = [_partner(refs, item) for item in (row[42] or ())]
-    email = text(row[27])
-    razao_social = text(row[30])
-    nome_fantasia = text(row[4])
-    especial = text(row[28])
-    return Documento(
-        cnpj=f"{root}{order}{digits}",
-        cnpj_basico=root,
-        matriz_filial=_fixed(row[3], codes.MATRIZ_FILIAL) or Rotulo(codigo="", descricao=None),
-        razao_social=razao_social,
-        nome_fantasia=nome_fantasia,
-        situacao_cadastral=Situacao(
-            codigo=text(row[5]) or "",
-            descricao=_SITUACAO.get(code_key(row[5] or "")),
-            data=iso_date(row[6]),
-            motivo=_referenced(refs, Kind.MOTIVOS, row[7]),
-        ),
-        abertura=iso_date(row[10]),
-        natureza_juridica=_referenced(refs, Kind.NATUREZAS, row[31]) if has_company else None,
-        porte=_fixed(row[34], _PORTE) if has_company else None,
-        capital_social=capital(row[33]),
-        qualificacao_responsavel=(
-            _referenced(refs, Kind.QUALIFICACOES, row[32]) if has_company else None
-        ),
-        ente_federativo_responsavel=text(row[35]),
-        cnae_principal=principal,
-        cnaes_secundarios=secondary,
-        endereco=Endereco(
-            tipo_logradouro=text(row[13]),
-            logradouro=text(row[14]),
-            numero=text(row[15]),
-            complemento=text(row[16]),
-            bairro=text(row[17]),
-            cep=text(row[18]),
-            municipio=Municipio(
-                codigo=municipio_code,
-                codigo_ibge=cidade.codigo_ibge if cidade else None,
-                nome=municipio_nome or (cidade.nome.upper() if cidade else None),
+    def referenced(self, kind: Kind, code: str | None) -> Rotulo | None:
+        code = text(code)
+        return self.refs.rotulo(kind, code) if code else None
+
+    def fixed(self, code: str | None, table: Mapping[str, str]) -> Rotulo | None:
+        key = (id(table), code or "")
+        if key not in self._fixed:
+            self._fixed[key] = _fixed(code, table)
+        return self._fixed[key]
+
+    def cnae(self, code: str, principal: bool) -> Cnae:
+        found = self._cnaes.get((code, principal))
+        if found is None:
+            code = code.zfill(7)
+            found = Cnae(
+                codigo=code,
+                descricao=self.refs.label(Kind.CNAES, code),
+                principal=principal,
+                secundario=not principal,
+                grupo=HierarquiaCnae(
+                    secao=self.refs.secoes.get(code[:2]),
+                    divisao=code[:2],
+                    grupo=code[:3],
+                    classe=code[:5],
+                    subclasse=code,
+                ),
             )
-            if municipio_code
+            self._cnaes[(code, principal)] = found
+        if found.descricao is None:
+            self.refs.missing[(Kind.CNAES.value, code)] += 1
+        return found
+
+    def municipio(self, code: str) -> tuple[Municipio, str]:
+        """The municipality and its normalised name."""
+        found = self._municipios.get(code)
+        if found is None:
+            cidade = self.refs.ibge.get(code_key(code))
+            nome = self.refs.rotulo(Kind.MUNICIPIOS, code).descricao
+            nome = nome or (cidade.nome.upper() if cidade else None)
+            municipio = Municipio(
+                codigo=code, codigo_ibge=cidade.codigo_ibge if cidade else None, nome=nome
+            )
+            found = (municipio, normalize(nome or ""))
+            self._municipios[code] = found
+        return found
+
+    def cnae_words(self, cnae: Cnae) -> str:
+        found = self._normalized_cnae.get(cnae.codigo)
+        if found is None:
+            found = normalize(cnae.descricao or "")
+            self._normalized_cnae[cnae.codigo] = found
+        return found
+
+    def partner(self, item: Mapping[str, str | None]) -> Socio:
+        representative_doc = text(item["representante_documento"])
+        representative_name = text(item["representante_nome"])
+        representative = None
+        if (representative_doc and representative_doc != codes.NO_REPRESENTATIVE) or (
+            representative_name
+        ):
+            representative = Representante(
+                documento=representative_doc or "",
+                nome=representative_name,
+                qualificacao=self.referenced(
+                    Kind.QUALIFICACOES, item["representante_qualificacao"]
+                ),
+            )
+        return Socio(
+            nome=text(item["nome"]) or "",
+            tipo=self.fixed(item["tipo"], codes.TIPO_SOCIO) or _NO_CODE,
+            documento=text(item["documento"]),
+            qualificacao=self.referenced(Kind.QUALIFICACOES, item["qualificacao"]),
+            data_entrada=iso_date(item["data_entrada"]),
+            faixa_etaria=self.fixed(item["faixa"], codes.FAIXA_ETARIA),
+            pais_origem=self.referenced(Kind.PAISES, item["pais"]),
+            representante_legal=representative,
+        )
+
+    def build(self, row: Sequence[Any]) -> Documento:
+        """The document of one joined row (columns in `staging.JOINED_COLUMNS` order)."""
+        root, order, digits = row[0], row[1], row[2]
+        has_company = row[30] is not None
+        municipio_code = text(row[20])
+        municipio, municipio_words = (
+            self.municipio(municipio_code) if municipio_code else (None, "")
+        )
+        principal_code = text(row[11])
+        principal = self.cnae(principal_code.zfill(7), True) if principal_code else None
+        secondary = [
+            self.cnae(code, False)
+            for code in _secondary_codes(row[12], principal.codigo if principal else None)
+        ]
+        partners = [self.partner(item) for item in (row[42] or ())]
+        email = text(row[27])
+        razao_social = text(row[30])
+        nome_fantasia = text(row[4])
+        especial = text(row[28])
+        return Documento(
+            cnpj=f"{root}{order}{digits}",
+            cnpj_basico=root,
+            matriz_filial=self.fixed(row[3], codes.MATRIZ_FILIAL) or _NO_CODE,
+            razao_social=razao_social,
+            nome_fantasia=nome_fantasia,
+            situacao_cadastral=Situacao(
+                codigo=text(row[5]) or "",
+                descricao=_SITUACAO.get(code_key(row[5] or "")),
+                data=iso_date(row[6]),
+                motivo=self.referenced(Kind.MOTIVOS, row[7]),
+            ),
+            abertura=iso_date(row[10]),
+            natureza_juridica=self.referenced(Kind.NATUREZAS, row[31]) if has_company else None,
+            porte=self.fixed(row[34], _PORTE) if has_company else None,
+            capital_social=capital(row[33]),
+            qualificacao_responsavel=(
+                self.referenced(Kind.QUALIFICACOES, row[32]) if has_company else None
+            ),
+            ente_federativo_responsavel=text(row[35]),
+            cnae_principal=principal,
+            cnaes_secundarios=secondary,
+            endereco=Endereco(
+                tipo_logradouro=text(row[13]),
+                logradouro=text(row[14]),
+                numero=text(row[15]),
+                complemento=text(row[16]),
+                bairro=text(row[17]),
+                cep=text(row[18]),
+                municipio=municipio,
+                uf=text(row[19]),
+                pais=self.referenced(Kind.PAISES, row[9]),
+                cidade_exterior=text(row[8]),
+            ),
+            contato=Contato(
+                telefones=_phones(row),
+                emails=[email.lower()] if email else [],
+                origem="receita_federal",
+            ),
+            simples=_option(row[36], row[37], row[38]) if row[36] is not None else None,
+            mei=_option(row[39], row[40], row[41]) if row[39] is not None else None,
+            socios=partners,
+            situacao_especial=SituacaoEspecial(descricao=especial, data=iso_date(row[29]))
+            if especial
             else None,
-            uf=text(row[19]),
-            pais=_referenced(refs, Kind.PAISES, row[9]),
-            cidade_exterior=text(row[8]),
-        ),
-        contato=Contato(
-            telefones=_phones(row),
-            emails=[email.lower()] if email else [],
-            origem="receita_federal",
-        ),
-        simples=_option(row[36], row[37], row[38]) if row[36] is not None else None,
-        mei=_option(row[39], row[40], row[41]) if row[39] is not None else None,
-        socios=partners,
-        situacao_especial=SituacaoEspecial(descricao=especial, data=iso_date(row[29]))
-        if especial
-        else None,
-        busca=Busca(
-            razao_social=normalize_name(razao_social or ""),
-            nome_fantasia=normalize_name(nome_fantasia or ""),
-            socios=[normalize_name(partner.nome) for partner in partners],
-            municipio=normalize(municipio_nome or ""),
-            cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
-            cnae_descricao=normalize(principal.descricao or "") if principal else "",
-        ),
-    )
+            busca=Busca(
+                razao_social=normalize_name(razao_social or ""),
+                nome_fantasia=normalize_name(nome_fantasia or ""),
+                socios=[normalize_name(partner.nome) for partner in partners],
+                municipio=municipio_words,
+                cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
+                cnae_descricao=self.cnae_words(principal) if principal else "",
+            ),
+        )
 
 
 def encode(document: Documento) -> tuple[bytes, str]:

@@ -20,7 +20,11 @@ import msgspec
 from elasticsearch import Elasticsearch
 
 MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
-BULK_SETTINGS = {"refresh_interval": "-1", "number_of_replicas": 0}
+BULK_SETTINGS = {
+    "refresh_interval": "-1",
+    "number_of_replicas": 0,
+    "translog": {"durability": "async", "flush_threshold_size": "1gb"},
+}
 
 
 class LoadError(Exception):
@@ -65,8 +69,10 @@ def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> 
         settings={
             "refresh_interval": serving["refresh_interval"],
             "number_of_replicas": serving["number_of_replicas"],
+            "translog": {"durability": "request", "flush_threshold_size": None},
         },
     )
+    es.indices.flush(index=index)
     es.indices.refresh(index=index)
 
 

@@ -15,7 +15,7 @@ import msgspec
 from elasticsearch import Elasticsearch
 
 from indexer import elastic
-from indexer.documents import build, encode
+from indexer.documents import Builder, encode
 from indexer.reader import BadRow, Row, read_rows
 from indexer.references import References, load_fixtures
 from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
@@ -59,6 +59,9 @@ class LoadReport(msgspec.Struct, kw_only=True):
     missing_reference_codes: dict[str, int] = msgspec.field(default_factory=dict)
     municipalities_without_ibge: int = 0
     seconds: float = 0.0
+    phases: dict[str, float] = msgspec.field(default_factory=dict)
+    """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
+    build and bulk-load), publish (settings, refresh, count check, alias swap)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +144,13 @@ def _sink(kind: Kind, refs: References, staging: Staging) -> Callable[[Row], Non
 
 
 def _batches(staging: Staging, refs: References, batch_size: int) -> Iterator[elastic.Batch]:
+    builder = Builder(refs)
     for rows in staging.joined(batch_size):
         ids: list[str] = []
         bodies: list[bytes] = []
         hashes: list[str] = []
         for row in rows:
-            body, digest = encode(build(row, refs))
+            body, digest = encode(builder.build(row))
             ids.append(f"{row[0]}{row[1]}{row[2]}")
             bodies.append(body)
             hashes.append(digest)
@@ -169,7 +173,9 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     try:
         for item in sorted(recognised, key=lambda r: r.kind not in REFERENCE_KINDS):
             files.append(_read(item, _sink(item.kind, refs, staging), bad_rows, progress))
+        phases = {"read": time.perf_counter() - started}
         establishments = staging.build()
+        phases["stage"] = time.perf_counter() - started - sum(phases.values())
         index = elastic.create_index(es, options.alias, mapping, options.shards)
         report = LoadReport(
             index=index,
@@ -179,6 +185,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             files=files,
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
+            phases=phases,
         )
         progress.indexing(establishments)
         batches = _batches(staging, refs, options.batch_size)
@@ -192,6 +199,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
                 detail = f"{error.id}: {error.reason}"
                 bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))
             progress.indexed(len(batch.ids), len(outcome.errors))
+        phases["index"] = time.perf_counter() - started - sum(phases.values())
         elastic.restore_settings(es, index, mapping)
         stored = elastic.count(es, index)
         if stored != report.documents_written:
@@ -204,6 +212,8 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         if options.swap:
             elastic.swap_alias(es, options.alias, index)
             report.live = True
+        phases["publish"] = time.perf_counter() - started - sum(phases.values())
+        report.phases = {name: round(seconds, 3) for name, seconds in phases.items()}
     except BaseException:
         if index:
             es.indices.delete(index=index, ignore_unavailable=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.domain.codes import code_key
-from app.domain.record import Secao
+from app.domain.record import Rotulo, Secao
 from indexer.sources import Kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reference"
@@ -32,6 +32,7 @@ class References:
     secoes: dict[str, Secao] = field(default_factory=dict)
     """Seção of each two-digit divisão."""
     missing: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _rotulos: dict[tuple[Kind, str], Rotulo] = field(default_factory=dict)
 
     def add(self, kind: Kind, code: str, description: str) -> None:
         key = code.strip().zfill(7) if kind is Kind.CNAES else code_key(code)
@@ -43,6 +44,15 @@ class References:
         found = self.tables.get(kind, {}).get(key)
         if found is None:
             self.missing[(kind.value, code)] += 1
+        return found
+
+
+    def rotulo(self, kind: Kind, code: str) -> Rotulo:
+        """The code with its label; built once per distinct code (the records share it)."""
+        found = self._rotulos.get((kind, code))
+        if found is None:
+            found = Rotulo(codigo=code, descricao=self.label(kind, code))
+            self._rotulos[(kind, code)] = found
         return found
 
 

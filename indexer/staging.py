@@ -10,6 +10,7 @@ bounded whatever the input size; results are fetched in batches.
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -52,17 +53,17 @@ WITH partners AS (
                tipo, nome, documento, qualificacao, data_entrada, pais,
                representante_documento, representante_nome, representante_qualificacao, faixa
            ) ORDER BY seq) AS socios
-    FROM socios GROUP BY cnpj_basico
+    FROM socios WHERE bucket = $bucket GROUP BY cnpj_basico
 )
-SELECT e.*,
+SELECT e.* EXCLUDE (bucket),
        c.razao_social, c.natureza, c.qualificacao_responsavel, c.capital, c.porte,
        c.ente_federativo,
        s.opcao_simples, s.data_opcao_simples, s.data_exclusao_simples,
        s.opcao_mei, s.data_opcao_mei, s.data_exclusao_mei,
        p.socios
-FROM estabelecimentos e
-LEFT JOIN empresas c USING (cnpj_basico)
-LEFT JOIN simples s USING (cnpj_basico)
+FROM (SELECT * FROM estabelecimentos WHERE bucket = $bucket) e
+LEFT JOIN (SELECT * FROM empresas WHERE bucket = $bucket) c USING (cnpj_basico)
+LEFT JOIN (SELECT * FROM simples WHERE bucket = $bucket) s USING (cnpj_basico)
 LEFT JOIN partners p USING (cnpj_basico)
 """
 
@@ -75,19 +76,34 @@ JOINED_COLUMNS = (
 
 
 class Staging:
-    """An on-disk staging area in `workdir`, removed by `close()`."""
+    """An on-disk staging area in `workdir`, removed by `close()`.
 
-    def __init__(self, workdir: Path, memory_limit: str = "512MB", threads: int = 2) -> None:
+    Every table is split into buckets by a hash of `cnpj_basico` and stored in bucket order, so
+    the join runs one bucket at a time (each touching only its own row groups) and its working
+    set stays around `bucket_rows` establishments whatever the release size.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        memory_limit: str = "512MB",
+        threads: int = 2,
+        bucket_rows: int = 100_000,
+    ) -> None:
         self.workdir = workdir
+        self.bucket_rows = bucket_rows
+        self.buckets = 1
         workdir.mkdir(parents=True, exist_ok=True)
         self._files: dict[Kind, tuple[IO[str], Any]] = {}
         self._paths: dict[Kind, Path] = {}
         self._seq = 0
+        self._counts: Counter[Kind] = Counter()
         self.con = duckdb.connect(str(workdir / "staging.duckdb"))
         self.con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
         self.con.execute(f"SET threads = {int(threads)}")
         self.con.execute("SET temp_directory = ?", [str(workdir / "spill")])
         self.con.execute("SET preserve_insertion_order = false")
+        self.con.execute("SET enable_progress_bar = false")
 
     def append(self, kind: Kind, fields: list[str]) -> None:
         """Stage one validated row of a main file."""
@@ -98,6 +114,7 @@ class Staging:
             handle = (stream, csv.writer(stream, lineterminator="\n"))
             self._files[kind] = handle
             self._paths[kind] = path
+        self._counts[kind] += 1
         if kind is Kind.SOCIOS:
             self._seq += 1
             handle[1].writerow((*fields, self._seq))
@@ -105,34 +122,39 @@ class Staging:
             handle[1].writerow(fields)
 
     def build(self) -> int:
-        """Load the staged CSVs into DuckDB tables; returns the number of establishments."""
+        """Load the staged CSVs into bucketed DuckDB tables; returns the establishment count."""
         for stream, _ in self._files.values():
             stream.close()
+        establishments = self._counts[Kind.ESTABELECIMENTOS]
+        self.buckets = max(1, -(-establishments // self.bucket_rows))
         for kind, (table, columns) in TABLES.items():
-            spec = ", ".join(f"'{column}': 'VARCHAR'" for column in columns)
             path = self._paths.get(kind)
             if path is None:
                 names = ", ".join(f"{column} VARCHAR" for column in columns)
-                self.con.execute(f"CREATE OR REPLACE TABLE {table} ({names})")
+                self.con.execute(f"CREATE OR REPLACE TABLE {table} ({names}, bucket BIGINT)")
                 continue
+            spec = ", ".join(f"'{column}': 'VARCHAR'" for column in columns)
             self.con.execute(
-                f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_csv("  # noqa: S608
+                f"CREATE OR REPLACE TABLE {table} AS "  # noqa: S608
+                f"SELECT *, hash(cnpj_basico) % {self.buckets} AS bucket FROM read_csv("
                 f"?, header = false, delim = ',', quote = '\"', escape = '\"', "
-                f"columns = {{{spec}}}, auto_detect = false, null_padding = false)",
+                f"columns = {{{spec}}}, auto_detect = false, null_padding = false) "
+                f"ORDER BY bucket",
                 [str(path)],
             )
             path.unlink()
-        row = self.con.execute("SELECT count(*) FROM estabelecimentos").fetchone()
-        return int(row[0]) if row else 0
+        return establishments
 
     def joined(self, batch_size: int = 2000) -> Iterator[list[tuple[Any, ...]]]:
-        """Establishments joined with company, Simples and partners, in batches."""
-        result = self.con.execute(_JOIN)
-        while True:
-            rows = result.fetchmany(batch_size)
-            if not rows:
-                return
-            yield rows
+        """Establishments joined with company, Simples and partners, in batches, one bucket
+        at a time."""
+        for bucket in range(self.buckets):
+            result = self.con.execute(_JOIN, {"bucket": bucket})
+            while True:
+                rows = result.fetchmany(batch_size)
+                if not rows:
+                    break
+                yield rows
 
     def close(self) -> None:
         for stream, _ in self._files.values():

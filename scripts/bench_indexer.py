@@ -1,0 +1,126 @@
+"""Benchmark the indexer end to end on generated months; prints throughput, time and memory.
+
+    .venv/bin/python scripts/bench_indexer.py [--sizes 100000 1000000] [--out bench-out]
+
+For each size it generates the month once (scripts/generate_month.py, fixed seed, cached under
+--out), runs `indexer load` into the alias `bench-<size>` as a separate process and samples
+every 0.2 s the resident memory of that process (DuckDB runs inside it) and of Elasticsearch.
+Elasticsearch must be running (scripts/services.sh up). The indices it creates are dropped at
+the end unless --keep is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from indexer import elastic  # noqa: E402
+
+
+def _elasticsearch_process() -> psutil.Process | None:
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info["cmdline"] or []
+        if any("org.elasticsearch.bootstrap.Elasticsearch" in part for part in cmdline):
+            return process
+    return None
+
+
+def _month(out: Path, size: int, seed: int) -> Path:
+    folder = out / f"month-{size}"
+    marker = folder / ".generated"
+    if not marker.exists() or marker.read_text() != f"{size} {seed}":
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(folder),
+             "--establishments", str(size), "--seed", str(seed)],
+            check=True,
+        )  # fmt: skip
+        marker.write_text(f"{size} {seed}")
+    return folder
+
+
+def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
+    folder = _month(out, size, seed)
+    alias = f"bench-{size}"
+    es = elastic.connect(url)
+    for info in elastic.list_indices(es, alias):
+        es.indices.delete(index=info.name)
+    report_path = out / f"report-{size}.json"
+    search = _elasticsearch_process()
+    es_cpu_before = sum(search.cpu_times()[:2]) if search else 0.0
+    started = time.perf_counter()
+    process = psutil.Popen(
+        [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
+         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ELASTICSEARCH_URL": url},
+    )  # fmt: skip
+    peak_indexer = peak_search = 0
+    indexer_cpu = 0.0
+    while process.poll() is None:
+        try:
+            family = [process, *process.children(recursive=True)]
+            peak_indexer = max(peak_indexer, sum(p.memory_info().rss for p in family))
+            indexer_cpu = sum(sum(p.cpu_times()[:2]) for p in family)
+        except psutil.Error:
+            pass
+        if search:
+            peak_search = max(peak_search, search.memory_info().rss)
+        time.sleep(0.2)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise SystemExit(f"indexer failed with exit code {process.returncode}")
+    report = json.loads(report_path.read_text())
+    es_cpu = (sum(search.cpu_times()[:2]) - es_cpu_before) if search else 0.0
+    es.close()
+    return {
+        "establishments": size,
+        "documents": report["documents_written"],
+        "wall_s": round(wall, 1),
+        "docs_per_s": round(report["documents_written"] / wall),
+        "indexer_peak_rss_mb": round(peak_indexer / 2**20),
+        "indexer_cpu_s": round(indexer_cpu, 1),
+        "elasticsearch_peak_rss_mb": round(peak_search / 2**20),
+        "elasticsearch_cpu_s": round(es_cpu, 1),
+        **{f"{name}_s": seconds for name, seconds in report["phases"].items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-out")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="Keep the benchmark indices.")
+    parser.add_argument(
+        "--url", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")
+    )
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = [run(size, args.out, args.seed, args.url) for size in args.sizes]
+    columns = list(results[0])
+    print("  ".join(f"{c:>{max(len(c), 8)}}" for c in columns))
+    for result in results:
+        print("  ".join(f"{result[c]!s:>{max(len(c), 8)}}" for c in columns))
+    if len(results) > 1:
+        ratio = results[-1]["wall_s"] / results[0]["wall_s"]
+        scale = results[-1]["establishments"] / results[0]["establishments"]
+        print(f"time ratio {results[-1]['establishments']}/{results[0]['establishments']}: "
+              f"{ratio:.2f} (x{scale:g} data)")  # fmt: skip
+    if not args.keep:
+        es = elastic.connect(args.url)
+        for size in args.sizes:
+            for info in elastic.list_indices(es, f"bench-{size}"):
+                es.indices.delete(index=info.name)
+
+
+if __name__ == "__main__":
+    main()
