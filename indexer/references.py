@@ -46,7 +46,6 @@ class References:
             self.missing[(kind.value, code)] += 1
         return found
 
-
     def rotulo(self, kind: Kind, code: str) -> Rotulo:
         """The code with its label; built once per distinct code (the records share it)."""
         found = self._rotulos.get((kind, code))

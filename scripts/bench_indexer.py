@@ -61,7 +61,8 @@ def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
     process = psutil.Popen(
         [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
          "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ELASTICSEARCH_URL": url},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
     peak_indexer = peak_search = 0
     indexer_cpu = 0.0

@@ -39,32 +39,166 @@ REFERENCE_FILES = {
     "Qualificacoes": "QUALSCSV",
 }
 
-FIRST = (
-    "JOSE JOAO ANTONIO FRANCISCO CARLOS PAULO PEDRO LUCAS LUIZ MARCOS GABRIEL RAFAEL DANIEL "
-    "MARCELO BRUNO EDUARDO FELIPE RODRIGO MANOEL MARIA ANA FRANCISCA ANTONIA ADRIANA JULIANA "
-    "MARCIA FERNANDA PATRICIA ALINE SANDRA CAMILA AMANDA BRUNA JESSICA LETICIA JULIA LUCIANA "
-    "VANESSA MARIANA GABRIELA VERA CONCEIÇÃO JOÃO SEBASTIÃO ESTÊVÃO LÚCIA"
-).split()
-LAST = (
-    "SILVA SANTOS OLIVEIRA SOUZA RODRIGUES FERREIRA ALVES PEREIRA LIMA GOMES COSTA RIBEIRO "
-    "MARTINS CARVALHO ALMEIDA LOPES SOARES FERNANDES VIEIRA BARBOSA ROCHA DIAS NASCIMENTO "
-    "ANDRADE MOREIRA NUNES MARQUES MACHADO MENDES FREITAS CARDOSO RAMOS GONCALVES SANTANA "
-    "TEIXEIRA ARAÚJO CONCEIÇÃO MAGALHÃES GUIMARÃES BRANDÃO"
-).split()
-TRADE = (
-    "COMERCIO DISTRIBUIDORA TRANSPORTES CONSTRUTORA PADARIA MERCADO AUTO-PECAS CONFECCOES "
-    "SERVICOS TECNOLOGIA ALIMENTOS ENGENHARIA CONSULTORIA FARMACIA RESTAURANTE OFICINA "
-    "MATERIAIS-DE-CONSTRUCAO INDUSTRIA EMPREENDIMENTOS PARTICIPACOES INFORMATICA CALCADOS "
-    "MOVEIS LOGISTICA AGROPECUARIA CLINICA ODONTOLOGIA EDUCACAO IMOBILIARIA SUPERMERCADO "
-    "AÇOUGUE CONFEITARIA PAPELARIA ÓTICA"
-).split()
-FLAVOUR = (
-    "ESTRELA BOA-VISTA SAO-JORGE PRIMAVERA NOVA-ERA SOL-NASCENTE AGUIA UNIAO PROGRESSO "
-    "SANTA-LUZIA PLANALTO LITORAL CENTRAL IDEAL REAL BRASIL IMPERIAL PAULISTA MINEIRA GAUCHA "
-    "NORDESTE HORIZONTE PIONEIRA ALIANCA VITORIA ATLANTICO AMAZONIA SERRA-AZUL BELA-VISTA "
-    "SÃO-JOSÉ PARAÍSO"
-).split()
-STREETS = "RUA AVENIDA TRAVESSA ALAMEDA ESTRADA RODOVIA PRACA".split()
+FIRST = [
+    "JOSE",
+    "JOAO",
+    "ANTONIO",
+    "FRANCISCO",
+    "CARLOS",
+    "PAULO",
+    "PEDRO",
+    "LUCAS",
+    "LUIZ",
+    "MARCOS",
+    "GABRIEL",
+    "RAFAEL",
+    "DANIEL",
+    "MARCELO",
+    "BRUNO",
+    "EDUARDO",
+    "FELIPE",
+    "RODRIGO",
+    "MANOEL",
+    "MARIA",
+    "ANA",
+    "FRANCISCA",
+    "ANTONIA",
+    "ADRIANA",
+    "JULIANA",
+    "MARCIA",
+    "FERNANDA",
+    "PATRICIA",
+    "ALINE",
+    "SANDRA",
+    "CAMILA",
+    "AMANDA",
+    "BRUNA",
+    "JESSICA",
+    "LETICIA",
+    "JULIA",
+    "LUCIANA",
+    "VANESSA",
+    "MARIANA",
+    "GABRIELA",
+    "VERA",
+    "CONCEIÇÃO",
+    "JOÃO",
+    "SEBASTIÃO",
+    "ESTÊVÃO",
+    "LÚCIA",
+]
+LAST = [
+    "SILVA",
+    "SANTOS",
+    "OLIVEIRA",
+    "SOUZA",
+    "RODRIGUES",
+    "FERREIRA",
+    "ALVES",
+    "PEREIRA",
+    "LIMA",
+    "GOMES",
+    "COSTA",
+    "RIBEIRO",
+    "MARTINS",
+    "CARVALHO",
+    "ALMEIDA",
+    "LOPES",
+    "SOARES",
+    "FERNANDES",
+    "VIEIRA",
+    "BARBOSA",
+    "ROCHA",
+    "DIAS",
+    "NASCIMENTO",
+    "ANDRADE",
+    "MOREIRA",
+    "NUNES",
+    "MARQUES",
+    "MACHADO",
+    "MENDES",
+    "FREITAS",
+    "CARDOSO",
+    "RAMOS",
+    "GONCALVES",
+    "SANTANA",
+    "TEIXEIRA",
+    "ARAÚJO",
+    "CONCEIÇÃO",
+    "MAGALHÃES",
+    "GUIMARÃES",
+    "BRANDÃO",
+]
+TRADE = [
+    "COMERCIO",
+    "DISTRIBUIDORA",
+    "TRANSPORTES",
+    "CONSTRUTORA",
+    "PADARIA",
+    "MERCADO",
+    "AUTO-PECAS",
+    "CONFECCOES",
+    "SERVICOS",
+    "TECNOLOGIA",
+    "ALIMENTOS",
+    "ENGENHARIA",
+    "CONSULTORIA",
+    "FARMACIA",
+    "RESTAURANTE",
+    "OFICINA",
+    "MATERIAIS-DE-CONSTRUCAO",
+    "INDUSTRIA",
+    "EMPREENDIMENTOS",
+    "PARTICIPACOES",
+    "INFORMATICA",
+    "CALCADOS",
+    "MOVEIS",
+    "LOGISTICA",
+    "AGROPECUARIA",
+    "CLINICA",
+    "ODONTOLOGIA",
+    "EDUCACAO",
+    "IMOBILIARIA",
+    "SUPERMERCADO",
+    "AÇOUGUE",
+    "CONFEITARIA",
+    "PAPELARIA",
+    "ÓTICA",
+]
+FLAVOUR = [
+    "ESTRELA",
+    "BOA-VISTA",
+    "SAO-JORGE",
+    "PRIMAVERA",
+    "NOVA-ERA",
+    "SOL-NASCENTE",
+    "AGUIA",
+    "UNIAO",
+    "PROGRESSO",
+    "SANTA-LUZIA",
+    "PLANALTO",
+    "LITORAL",
+    "CENTRAL",
+    "IDEAL",
+    "REAL",
+    "BRASIL",
+    "IMPERIAL",
+    "PAULISTA",
+    "MINEIRA",
+    "GAUCHA",
+    "NORDESTE",
+    "HORIZONTE",
+    "PIONEIRA",
+    "ALIANCA",
+    "VITORIA",
+    "ATLANTICO",
+    "AMAZONIA",
+    "SERRA-AZUL",
+    "BELA-VISTA",
+    "SÃO-JOSÉ",
+    "PARAÍSO",
+]
+STREETS = ["RUA", "AVENIDA", "TRAVESSA", "ALAMEDA", "ESTRADA", "RODOVIA", "PRACA"]
 SUFFIXES = ((" LTDA", "2062", 0.55), (" EIRELI", "2305", 0.1), (" S.A.", "2054", 0.05))
 SITUACOES = (("02", 0.62), ("08", 0.25), ("04", 0.09), ("03", 0.02), ("01", 0.02))
 
@@ -85,7 +219,9 @@ class Writer:
         self.stream: IO[Any] = io.TextIOWrapper(
             self.archive.open(member, "w", force_zip64=True), encoding="latin-1", newline=""
         )
-        self.csv = csv.writer(self.stream, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n")
+        self.csv = csv.writer(
+            self.stream, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n"
+        )
 
     def close(self) -> None:
         self.stream.close()
@@ -133,7 +269,7 @@ class Month:
         situacao = rng.choices([s for s, _ in SITUACOES], [w for _, w in SITUACOES])[0]
         city, uf = rng.choice(self.cities)
         secondary = ",".join(rng.sample(self.cnaes, rng.randint(0, 4)))
-        domain = trade.split(' ')[0].lower().encode('ascii', 'ignore').decode() or 'mail'
+        domain = trade.split(" ")[0].lower().encode("ascii", "ignore").decode() or "mail"
         email = f"contato{rng.randint(1, 9999)}@{domain}.com.br"
         ddd = str(rng.randint(11, 99))
         return [
