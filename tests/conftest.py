@@ -24,7 +24,9 @@ from indexer import elastic
 from indexer.load import LoadReport, Options, Progress, run
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("SHARED_DATA", ROOT.parent / "shared" / "data"))
+if not SHARED.is_dir():
+    raise RuntimeError(f"shared test data not found at {SHARED}: set SHARED_DATA")
 PEER_DATA = SHARED / "minha-receita-testdata"
 RECEITA_SAMPLE = SHARED / "receita-sample"
 SERPRO = "33683111000280"
