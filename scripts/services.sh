@@ -121,7 +121,7 @@ es_fetch() {
     mkdir -p "$cache"
     log "fetching Elasticsearch ${ES_VERSION} (minimal distribution) with Maven"
     mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="$ES_ARTIFACT" -DoutputDirectory="$cache" \
-      -Dmdep.stripVersion=false >&2
+      -Dmdep.stripVersion=false >"$cache/maven.log" 2>&1 || { cat "$cache/maven.log" >&2; die "Maven could not fetch ${ES_ARTIFACT}"; }
     mv "$cache/elasticsearch-${ES_VERSION}.zip" "$zip" 2>/dev/null || true
   fi
   [ -s "$zip" ] || die "Elasticsearch zip not found after download"
