@@ -13,10 +13,12 @@ import msgspec
 
 from app.domain import codes
 from app.domain.codes import code_key
+from app.domain.contact import email_problem, phone_problem
 from app.domain.record import (
     Busca,
     Cnae,
     Contato,
+    Disponibilidade,
     Documento,
     Endereco,
     HierarquiaCnae,
@@ -28,6 +30,7 @@ from app.domain.record import (
     SituacaoEspecial,
     Socio,
     Telefone,
+    Validacao,
 )
 from app.domain.text import normalize, normalize_name
 from indexer.references import References
@@ -96,6 +99,34 @@ def _phones(row: Sequence[Any]) -> list[Telefone]:
         if number:
             phones.append(Telefone(ddd=text(row[ddd_index]), numero=number, tipo=kind))
     return phones
+
+
+def _contact(phones: list[Telefone], email: str | None) -> Contato:
+    checks = [
+        Validacao(
+            tipo=phone.tipo,
+            valor=f"{phone.ddd or ''}{phone.numero}",
+            valido=(problem := phone_problem(phone.ddd, phone.numero)) is None,
+            motivo=problem,
+        )
+        for phone in phones
+    ]
+    emails = [email.lower()] if email else []
+    checks.extend(
+        Validacao(tipo="email", valor=address, valido=(problem := email_problem(address)) is None,
+                  motivo=problem)
+        for address in emails
+    )  # fmt: skip
+    return Contato(
+        telefones=phones,
+        emails=emails,
+        origem="receita_federal",
+        validacao=checks,
+        disponibilidade=Disponibilidade(
+            telefone=any(c.valido for c in checks if c.tipo != "email"),
+            email=any(c.valido for c in checks if c.tipo == "email"),
+        ),
+    )
 
 
 def _option(flag: str | None, start: str | None, end: str | None) -> Opcao:
@@ -246,11 +277,7 @@ class Builder:
                 pais=self.referenced(Kind.PAISES, row[9]),
                 cidade_exterior=text(row[8]),
             ),
-            contato=Contato(
-                telefones=_phones(row),
-                emails=[email.lower()] if email else [],
-                origem="receita_federal",
-            ),
+            contato=_contact(_phones(row), email),
             simples=_option(row[36], row[37], row[38]) if row[36] is not None else None,
             mei=_option(row[39], row[40], row[41]) if row[39] is not None else None,
             socios=partners,

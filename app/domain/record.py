@@ -83,10 +83,30 @@ class Telefone(msgspec.Struct, frozen=True, kw_only=True):
     """`telefone` or `fax`."""
 
 
+class Validacao(msgspec.Struct, frozen=True, kw_only=True):
+    """Syntax check of one phone or e-mail of the record."""
+
+    tipo: str
+    """`telefone`, `fax` or `email`."""
+    valor: str
+    valido: bool
+    motivo: str | None
+
+
+class Disponibilidade(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether the record has at least one syntactically valid phone / e-mail."""
+
+    telefone: bool
+    email: bool
+
+
 class Contato(msgspec.Struct, frozen=True, kw_only=True):
     telefones: list[Telefone]
     emails: list[str]
     origem: str
+    """Where the contacts come from: `receita_federal` (the CNPJ open data)."""
+    validacao: list[Validacao]
+    disponibilidade: Disponibilidade
 
 
 class Opcao(msgspec.Struct, frozen=True, kw_only=True):
