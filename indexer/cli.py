@@ -47,12 +47,13 @@ class _BarProgress(Progress):
             self.bar.stop_task(self.task)
         self.task = self.bar.add_task(label, total=total, bad=0)
 
-    def reading(self, file: str) -> None:
-        self._start(f"read {file}", None)
+    def reading(self, files: int) -> None:
+        self._start(f"read {files} files", None)
 
-    def rows(self, count: int, bad: int) -> None:
+    def read(self, rows: int, bad: int) -> None:
         if self.task is not None:
-            self.bar.update(self.task, completed=count + bad, bad=bad)
+            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
+            self.bar.update(self.task, advance=rows + bad, bad=total_bad)
 
     def indexing(self, total: int) -> None:
         self._start("index documents", total)
@@ -126,6 +127,7 @@ def load(
     parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
     memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit.")] = "512MB",
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
+    readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,
     shards: Annotated[int | None, typer.Option(min=1, help="Primary shards.")] = None,
     swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
@@ -140,6 +142,7 @@ def load(
         parallel=parallel,
         memory_limit=memory_limit,
         threads=threads,
+        readers=readers,
         shards=shards,
         swap=swap,
         workdir=workdir,

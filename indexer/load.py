@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import multiprocessing
+import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -16,12 +19,11 @@ from elasticsearch import Elasticsearch
 
 from indexer import elastic
 from indexer.documents import Builder, encode
-from indexer.reader import BadRow, Row, read_rows
+from indexer.reader import BadRow, read_rows
+from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
 from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
 from indexer.staging import Staging
-
-SAMPLE_SIZE = 20
 
 
 class FileReport(msgspec.Struct, frozen=True):
@@ -71,6 +73,8 @@ class Options:
     parallel: int = 2
     memory_limit: str = "512MB"
     threads: int = 2
+    readers: int = 2
+    """Processes reading the main files in parallel."""
     shards: int | None = None
     swap: bool = True
     workdir: Path | None = None
@@ -80,8 +84,8 @@ class Options:
 class Progress:
     """Callbacks a front end (the CLI's progress bar) can follow; the default does nothing."""
 
-    def reading(self, file: str) -> None: ...
-    def rows(self, count: int, bad: int) -> None: ...
+    def reading(self, files: int) -> None: ...
+    def read(self, rows: int, bad: int) -> None: ...
     def indexing(self, total: int) -> None: ...
     def indexed(self, count: int, bad: int) -> None: ...
 
@@ -108,6 +112,14 @@ class _BadRows:
         if self._writer is not None:
             self._writer.writerow((bad.file, bad.line, bad.reason, bad.detail))
 
+    def merge(self, result: ReadResult) -> None:
+        """Take in the bad rows a reader process found (its CSV part, counts and sample)."""
+        self.by_reason.update(result.by_reason)
+        self.sample.extend(result.sample[: max(SAMPLE_SIZE - len(self.sample), 0)])
+        if self._stream is not None and result.bad:
+            with result.job.bad_rows.open(encoding="utf-8", newline="") as part:
+                shutil.copyfileobj(part, self._stream)
+
     @property
     def total(self) -> int:
         return sum(self.by_reason.values())
@@ -117,11 +129,10 @@ class _BadRows:
             self._stream.close()
 
 
-def _read(
-    item: Recognised, sink: Callable[[Row], None], bad_rows: _BadRows, progress: Progress
+def _read_reference(
+    item: Recognised, refs: References, bad_rows: _BadRows, progress: Progress
 ) -> FileReport:
     name = item.source.name
-    progress.reading(name)
     rows = bad = 0
     with item.source.open() as stream:
         for row in read_rows(stream, name, item.kind):
@@ -130,17 +141,37 @@ def _read(
                 bad_rows.add(row)
             else:
                 rows += 1
-                sink(row)
-            if (rows + bad) % 10000 == 0:
-                progress.rows(rows, bad)
-    progress.rows(rows, bad)
+                refs.add(item.kind, row.fields[0], row.fields[1])
+    progress.read(rows, bad)
     return FileReport(file=name, kind=item.kind.value, rows=rows, bad_rows=bad)
 
 
-def _sink(kind: Kind, refs: References, staging: Staging) -> Callable[[Row], None]:
-    if kind in REFERENCE_KINDS:
-        return lambda row: refs.add(kind, row.fields[0], row.fields[1])
-    return lambda row: staging.append(kind, row.fields)
+def _read_main(
+    items: list[Recognised],
+    staging: Staging,
+    bad_rows: _BadRows,
+    progress: Progress,
+    readers: int,
+) -> list[FileReport]:
+    """Read the main files in `readers` processes; results are taken in release order."""
+    jobs = [
+        ReadJob(item.source, item.kind, index, staging.workdir) for index, item in enumerate(items)
+    ]
+    reports = []
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=readers, mp_context=context) as pool:
+        for result in pool.map(read_file, jobs):
+            job = result.job
+            staging.add(job.kind, job.staged, result.rows)
+            bad_rows.merge(result)
+            job.bad_rows.unlink()
+            progress.read(result.rows, result.bad)
+            reports.append(
+                FileReport(
+                    file=job.source.name, kind=job.kind.value, rows=result.rows, bad_rows=result.bad
+                )
+            )
+    return reports
 
 
 def _batches(staging: Staging, refs: References, batch_size: int) -> Iterator[elastic.Batch]:
@@ -171,8 +202,12 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     staging = Staging(workdir, options.memory_limit, options.threads)
     index = ""
     try:
-        for item in sorted(recognised, key=lambda r: r.kind not in REFERENCE_KINDS):
-            files.append(_read(item, _sink(item.kind, refs, staging), bad_rows, progress))
+        progress.reading(len(recognised))
+        references = [item for item in recognised if item.kind in REFERENCE_KINDS]
+        for item in references:
+            files.append(_read_reference(item, refs, bad_rows, progress))
+        main_files = [item for item in recognised if item.kind not in REFERENCE_KINDS]
+        files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers))
         phases = {"read": time.perf_counter() - started}
         establishments = staging.build()
         phases["stage"] = time.perf_counter() - started - sum(phases.values())

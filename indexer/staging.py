@@ -5,15 +5,16 @@ sorted by key. Rows that passed validation are appended to UTF-8 staging CSVs, D
 them into an on-disk database and joins establishments with their company, Simples option and
 partner list. DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays
 bounded whatever the input size; results are fetched in batches.
+
+Sequence numbers of partner rows are zero-padded text, so text order is release order.
 """
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import duckdb
 
@@ -94,9 +95,7 @@ class Staging:
         self.bucket_rows = bucket_rows
         self.buckets = 1
         workdir.mkdir(parents=True, exist_ok=True)
-        self._files: dict[Kind, tuple[IO[str], Any]] = {}
-        self._paths: dict[Kind, Path] = {}
-        self._seq = 0
+        self._parts: dict[Kind, list[Path]] = {}
         self._counts: Counter[Kind] = Counter()
         self.con = duckdb.connect(str(workdir / "staging.duckdb"))
         self.con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
@@ -105,31 +104,18 @@ class Staging:
         self.con.execute("SET preserve_insertion_order = false")
         self.con.execute("SET enable_progress_bar = false")
 
-    def append(self, kind: Kind, fields: list[str]) -> None:
-        """Stage one validated row of a main file."""
-        handle = self._files.get(kind)
-        if handle is None:
-            path = self.workdir / f"{kind.value}.csv"
-            stream = path.open("w", encoding="utf-8", newline="")
-            handle = (stream, csv.writer(stream, lineterminator="\n"))
-            self._files[kind] = handle
-            self._paths[kind] = path
-        self._counts[kind] += 1
-        if kind is Kind.SOCIOS:
-            self._seq += 1
-            handle[1].writerow((*fields, self._seq))
-        else:
-            handle[1].writerow(fields)
+    def add(self, kind: Kind, path: Path, rows: int) -> None:
+        """Register a staging CSV part (written by `indexer.readjob`) of a main file."""
+        self._parts.setdefault(kind, []).append(path)
+        self._counts[kind] += rows
 
     def build(self) -> int:
         """Load the staged CSVs into bucketed DuckDB tables; returns the establishment count."""
-        for stream, _ in self._files.values():
-            stream.close()
         establishments = self._counts[Kind.ESTABELECIMENTOS]
         self.buckets = max(1, -(-establishments // self.bucket_rows))
         for kind, (table, columns) in TABLES.items():
-            path = self._paths.get(kind)
-            if path is None:
+            parts = self._parts.get(kind)
+            if not parts:
                 names = ", ".join(f"{column} VARCHAR" for column in columns)
                 self.con.execute(f"CREATE OR REPLACE TABLE {table} ({names}, bucket BIGINT)")
                 continue
@@ -140,9 +126,10 @@ class Staging:
                 f"?, header = false, delim = ',', quote = '\"', escape = '\"', "
                 f"columns = {{{spec}}}, auto_detect = false, null_padding = false) "
                 f"ORDER BY bucket",
-                [str(path)],
+                [[str(part) for part in parts]],
             )
-            path.unlink()
+            for part in parts:
+                part.unlink()
         return establishments
 
     def joined(self, batch_size: int = 2000) -> Iterator[list[tuple[Any, ...]]]:
@@ -157,8 +144,6 @@ class Staging:
                 yield rows
 
     def close(self) -> None:
-        for stream, _ in self._files.values():
-            stream.close()
         self.con.close()
         for path in sorted(self.workdir.rglob("*"), reverse=True):
             if path.is_dir():

@@ -1,0 +1,73 @@
+"""Read one main file in a worker process: validate its rows into a staging CSV part.
+
+The main files are read by a pool of processes (one file each at a time), so parsing and
+validation use every core while Elasticsearch has nothing to do yet. A worker writes its valid
+rows and its bad rows to files of its own and returns only counts and a small sample.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.reader import BadRow, read_rows
+from indexer.sources import Kind, Source
+
+SAMPLE_SIZE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ReadJob:
+    source: Source
+    kind: Kind
+    index: int
+    """Position of the file in the release; orders partners and bad rows deterministically."""
+    workdir: Path
+
+    @property
+    def staged(self) -> Path:
+        return self.workdir / f"{self.kind.value}-{self.index:05d}.csv"
+
+    @property
+    def bad_rows(self) -> Path:
+        return self.workdir / f"bad-{self.index:05d}.csv"
+
+
+@dataclass(slots=True)
+class ReadResult:
+    job: ReadJob
+    rows: int = 0
+    bad: int = 0
+    by_reason: Counter[str] = field(default_factory=Counter)
+    sample: list[BadRow] = field(default_factory=list)
+
+
+def read_file(job: ReadJob) -> ReadResult:
+    """Stage the valid rows of one file; partner rows get a sequence number that keeps the
+    order of the release (file, then line)."""
+    result = ReadResult(job)
+    name = job.source.name
+    sequence = job.kind is Kind.SOCIOS
+    with (
+        job.source.open() as stream,
+        job.staged.open("w", encoding="utf-8", newline="") as staged,
+        job.bad_rows.open("w", encoding="utf-8", newline="") as bad_file,
+    ):
+        rows = csv.writer(staged, lineterminator="\n")
+        bad_rows = csv.writer(bad_file, lineterminator="\n")
+        for row in read_rows(stream, name, job.kind):
+            if isinstance(row, BadRow):
+                result.bad += 1
+                result.by_reason[row.reason] += 1
+                if len(result.sample) < SAMPLE_SIZE:
+                    result.sample.append(row)
+                bad_rows.writerow((row.file, row.line, row.reason, row.detail))
+            else:
+                result.rows += 1
+                if sequence:
+                    rows.writerow((*row.fields, f"{job.index:05d}{row.line:012d}"))
+                else:
+                    rows.writerow(row.fields)
+    return result
