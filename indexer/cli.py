@@ -128,6 +128,7 @@ def load(
     memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit.")] = "512MB",
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
     readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Document builders.")] = 2,
     shards: Annotated[int | None, typer.Option(min=1, help="Primary shards.")] = None,
     swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
@@ -137,12 +138,14 @@ def load(
     """Load a monthly release into a new index and make it live."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
+        url=url,
         alias=alias,
         batch_size=batch_size,
         parallel=parallel,
         memory_limit=memory_limit,
         threads=threads,
         readers=readers,
+        workers=workers,
         shards=shards,
         swap=swap,
         workdir=workdir,

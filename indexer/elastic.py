@@ -99,6 +99,15 @@ class BulkOutcome:
     unchanged: int = 0
     errors: list[ItemError] = field(default_factory=list)
 
+    def merge(self, other: BulkOutcome, max_errors: int) -> None:
+        """Add `other`'s counts; keep at most `max_errors` more of its item errors."""
+        self.created += other.created
+        self.updated += other.updated
+        self.new += other.new
+        self.changed += other.changed
+        self.unchanged += other.unchanged
+        self.errors.extend(other.errors[: max(max_errors, 0)])
+
 
 @dataclass(frozen=True, slots=True)
 class Batch:

@@ -17,13 +17,12 @@ from typing import IO, Any
 import msgspec
 from elasticsearch import Elasticsearch
 
-from indexer import elastic
-from indexer.documents import Builder, encode
+from indexer import elastic, produce
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
 from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
-from indexer.staging import Staging
+from indexer.staging import Staging, megabytes
 
 
 class FileReport(msgspec.Struct, frozen=True):
@@ -68,6 +67,7 @@ class LoadReport(msgspec.Struct, kw_only=True):
 
 @dataclass(frozen=True, slots=True)
 class Options:
+    url: str = "http://127.0.0.1:9200"
     alias: str = "empresas"
     batch_size: int = 2000
     parallel: int = 2
@@ -75,6 +75,8 @@ class Options:
     threads: int = 2
     readers: int = 2
     """Processes reading the main files in parallel."""
+    workers: int = 2
+    """Processes building documents and sending bulk requests."""
     shards: int | None = None
     swap: bool = True
     workdir: Path | None = None
@@ -174,18 +176,27 @@ def _read_main(
     return reports
 
 
-def _batches(staging: Staging, refs: References, batch_size: int) -> Iterator[elastic.Batch]:
-    builder = Builder(refs)
-    for rows in staging.joined(batch_size):
-        ids: list[str] = []
-        bodies: list[bytes] = []
-        hashes: list[str] = []
-        for row in rows:
-            body, digest = encode(builder.build(row))
-            ids.append(f"{row[0]}{row[1]}{row[2]}")
-            bodies.append(body)
-            hashes.append(digest)
-        yield elastic.Batch(ids, bodies, hashes)
+def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[produce.BucketResult]:
+    """Results of every bucket, built and loaded by `workers` processes (inline for one)."""
+    staging.release()
+    buckets = range(staging.buckets)
+    if workers == 1 or staging.buckets == 1:
+        produce.start(setup)
+        try:
+            yield from map(produce.index_bucket, buckets)
+        finally:
+            produce.stop()
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=produce.start, initargs=(setup,)
+    ) as pool:
+        yield from pool.map(produce.index_bucket, buckets)
+
+
+def _share(memory_limit: str, workers: int) -> str:
+    """Each worker's part of the memory limit."""
+    return f"{max(megabytes(memory_limit) // max(workers, 1), 64)}MB"
 
 
 def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
@@ -223,17 +234,31 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             phases=phases,
         )
         progress.indexing(establishments)
-        batches = _batches(staging, refs, options.batch_size)
-        for batch, outcome in elastic.bulk_load(es, index, batches, previous, options.parallel):
+        setup = produce.Setup(
+            database=staging.database,
+            memory_limit=_share(options.memory_limit, options.workers),
+            url=options.url,
+            index=index,
+            previous=previous,
+            batch_size=options.batch_size,
+            parallel=options.parallel,
+            refs=refs,
+        )
+        for result in _index(staging, setup, options.workers):
+            outcome = result.outcome
             report.documents_written += outcome.created
             report.duplicates += outcome.updated
             report.new += outcome.new
             report.changed += outcome.changed
             report.unchanged += outcome.unchanged
+            refs.missing.update(result.missing)
             for error in outcome.errors:
                 detail = f"{error.id}: {error.reason}"
                 bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))
-            progress.indexed(len(batch.ids), len(outcome.errors))
+            unlisted = result.errors - len(outcome.errors)
+            if unlisted:
+                bad_rows.by_reason["rejected by Elasticsearch"] += unlisted
+            progress.indexed(outcome.created + outcome.updated + result.errors, result.errors)
         phases["index"] = time.perf_counter() - started - sum(phases.values())
         elastic.restore_settings(es, index, mapping)
         stored = elastic.count(es, index)

@@ -89,7 +89,7 @@ class Staging:
         workdir: Path,
         memory_limit: str = "512MB",
         threads: int = 2,
-        bucket_rows: int = 100_000,
+        bucket_rows: int = 25_000,
     ) -> None:
         self.workdir = workdir
         self.bucket_rows = bucket_rows
@@ -97,8 +97,8 @@ class Staging:
         workdir.mkdir(parents=True, exist_ok=True)
         self._parts: dict[Kind, list[Path]] = {}
         self._counts: Counter[Kind] = Counter()
-        self.con = duckdb.connect(str(workdir / "staging.duckdb"))
-        self.con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
+        self.con = duckdb.connect(str(self.database))
+        self.con.execute(f"SET memory_limit = '{megabytes(memory_limit)}MB'")
         self.con.execute(f"SET threads = {int(threads)}")
         self.con.execute("SET temp_directory = ?", [str(workdir / "spill")])
         self.con.execute("SET preserve_insertion_order = false")
@@ -132,16 +132,13 @@ class Staging:
                 part.unlink()
         return establishments
 
-    def joined(self, batch_size: int = 2000) -> Iterator[list[tuple[Any, ...]]]:
-        """Establishments joined with company, Simples and partners, in batches, one bucket
-        at a time."""
-        for bucket in range(self.buckets):
-            result = self.con.execute(_JOIN, {"bucket": bucket})
-            while True:
-                rows = result.fetchmany(batch_size)
-                if not rows:
-                    break
-                yield rows
+    @property
+    def database(self) -> Path:
+        return self.workdir / "staging.duckdb"
+
+    def release(self) -> None:
+        """Close the writing connection so worker processes can open the database read-only."""
+        self.con.close()
 
     def close(self) -> None:
         self.con.close()
@@ -153,10 +150,23 @@ class Staging:
         self.workdir.rmdir()
 
 
-def _size(value: str) -> str:
-    """Validate a DuckDB size setting such as `512MB` before it reaches SQL."""
-    number = value.rstrip("KMGTBkmgtib")
-    unit = value[len(number) :]
-    if not number.isdigit() or unit.upper() not in {"KB", "MB", "GB", "TB", "KIB", "MIB", "GIB"}:
+def join_bucket(
+    con: duckdb.DuckDBPyConnection, bucket: int, batch_size: int
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Establishments of one bucket joined with company, Simples and partners, in batches."""
+    result = con.execute(_JOIN, {"bucket": bucket})
+    while True:
+        rows = result.fetchmany(batch_size)
+        if not rows:
+            return
+        yield rows
+
+
+def megabytes(value: str) -> int:
+    """`512MB`, `2GB`, `1GiB`... in megabytes; ValueError for anything else."""
+    number = value.strip().rstrip("KMGTBkmgtib")
+    unit = value.strip()[len(number) :].upper().removesuffix("B").removesuffix("I") or "M"
+    factor = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}.get(unit)
+    if not number.isdigit() or factor is None:
         raise ValueError(f"invalid memory size {value!r}: use a number and KB, MB or GB")
-    return value
+    return int(int(number) * factor)

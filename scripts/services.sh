@@ -166,6 +166,7 @@ path.logs: ${logs}
 xpack.security.enabled: false
 xpack.ml.enabled: false
 action.destructive_requires_name: true
+indices.memory.index_buffer_size: 30%
 EOF
   printf -- '-Xms%s\n-Xmx%s\n' "$ES_HEAP" "$ES_HEAP" >"$conf/jvm.options.d/heap.options"
   chown -R "$ES_USER:" "$base"

@@ -68,7 +68,12 @@ def load(es: Elasticsearch, tmp_path_factory: pytest.TempPathFactory) -> Loader:
 
     def run_load(path: Path, alias: str, **options: object) -> LoadReport:
         workdir = tmp_path_factory.mktemp("load")
-        opts = Options(alias=alias, bad_rows_file=workdir / "bad-rows.csv", **options)  # type: ignore[arg-type]
+        opts = Options(
+            url=get_settings().elasticsearch_url,
+            alias=alias,
+            bad_rows_file=workdir / "bad-rows.csv",
+            **options,  # type: ignore[arg-type]
+        )
         return run(path, es, opts, Progress())
 
     return run_load

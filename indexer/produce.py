@@ -1,0 +1,102 @@
+"""Build and bulk-load the documents of one staging bucket, in a worker process.
+
+Building documents is CPU-bound Python; a pool of worker processes builds them bucket by bucket
+(each opens the staging database read-only) and sends its own bulk requests, so building,
+encoding and Elasticsearch's indexing overlap on every core. Each worker returns counts only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from indexer import elastic
+from indexer.documents import Builder, encode
+from indexer.references import References
+from indexer.staging import join_bucket
+
+MAX_ERRORS = 1000
+"""Item errors a worker reports back per bucket; the rest are only counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    database: Path
+    memory_limit: str
+    url: str
+    index: str
+    previous: str | None
+    batch_size: int
+    parallel: int
+    refs: References
+
+
+@dataclass(slots=True)
+class BucketResult:
+    outcome: elastic.BulkOutcome
+    errors: int = 0
+    missing: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+class _Worker:
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.con = duckdb.connect(str(setup.database), read_only=True)
+        self.con.execute(f"SET memory_limit = '{setup.memory_limit}'")
+        self.con.execute("SET threads = 1")
+        self.con.execute("SET enable_progress_bar = false")
+        self.es = elastic.connect(setup.url)
+        self.builder = Builder(setup.refs)
+
+    def batches(self, bucket: int) -> Iterator[elastic.Batch]:
+        for rows in join_bucket(self.con, bucket, self.setup.batch_size):
+            ids: list[str] = []
+            bodies: list[bytes] = []
+            hashes: list[str] = []
+            for row in rows:
+                body, digest = encode(self.builder.build(row))
+                ids.append(f"{row[0]}{row[1]}{row[2]}")
+                bodies.append(body)
+                hashes.append(digest)
+            yield elastic.Batch(ids, bodies, hashes)
+
+    def run(self, bucket: int) -> BucketResult:
+        self.setup.refs.missing.clear()
+        result = BucketResult(elastic.BulkOutcome())
+        setup = self.setup
+        for _, outcome in elastic.bulk_load(
+            self.es, setup.index, self.batches(bucket), setup.previous, setup.parallel
+        ):
+            result.errors += len(outcome.errors)
+            room = MAX_ERRORS - len(result.outcome.errors)
+            result.outcome.merge(outcome, room)
+        result.missing = Counter(setup.refs.missing)
+        return result
+
+    def close(self) -> None:
+        self.con.close()
+        self.es.close()
+
+
+_worker: dict[str, Any] = {}
+
+
+def start(setup: Setup) -> None:
+    """Pool initializer: one staging connection, one Elasticsearch client per process."""
+    _worker["current"] = _Worker(setup)
+
+
+def index_bucket(bucket: int) -> BucketResult:
+    worker: _Worker = _worker["current"]
+    return worker.run(bucket)
+
+
+def stop() -> None:
+    worker: _Worker | None = _worker.pop("current", None)
+    if worker is not None:
+        worker.close()
