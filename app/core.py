@@ -4,10 +4,10 @@ pool and Redis, and hands them to handlers through dependency injection."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
-from elasticsearch import AsyncElasticsearch
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -43,24 +43,13 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await redis.aclose()
 
 
-def _es(state: State) -> AsyncElasticsearch:
-    es: AsyncElasticsearch = state.es
-    return es
+def _from_state(key: str) -> Callable[[State], Any]:
+    """A dependency provider for one of the clients the lifespan stored in the app state."""
 
+    def provide(state: State) -> Any:
+        return state[key]
 
-def _pool(state: State) -> AsyncConnectionPool:
-    pool: AsyncConnectionPool = state.pool
-    return pool
-
-
-def _redis(state: State) -> Redis:
-    redis: Redis = state.redis
-    return redis
-
-
-def _settings(state: State) -> Settings:
-    settings: Settings = state.settings
-    return settings
+    return provide
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -70,10 +59,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         lifespan=[lifespan],
         state=State({"settings": settings or get_settings()}),
         dependencies={
-            "es": Provide(_es, sync_to_thread=False),
-            "pool": Provide(_pool, sync_to_thread=False),
-            "redis": Provide(_redis, sync_to_thread=False),
-            "settings": Provide(_settings, sync_to_thread=False),
+            key: Provide(_from_state(key), sync_to_thread=False)
+            for key in ("es", "pool", "redis", "settings")
         },
         exception_handlers=HANDLERS,  # type: ignore[arg-type]
         openapi_config=OpenAPIConfig(

@@ -125,7 +125,9 @@ def load(
     alias: Alias = "empresas",
     batch_size: Annotated[int, typer.Option(min=1, max=50000)] = 2000,
     parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
-    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit.")] = "512MB",
+    memory_limit: Annotated[
+        str, typer.Option(help="DuckDB memory limit, shared by the builders.")
+    ] = "384MB",
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
     readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Document builders.")] = 2,

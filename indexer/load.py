@@ -71,7 +71,7 @@ class Options:
     alias: str = "empresas"
     batch_size: int = 2000
     parallel: int = 2
-    memory_limit: str = "512MB"
+    memory_limit: str = "384MB"
     threads: int = 2
     readers: int = 2
     """Processes reading the main files in parallel."""

@@ -4,7 +4,8 @@
 
 For each size it generates the month once (scripts/generate_month.py, fixed seed, cached under
 --out), runs `indexer load` into the alias `bench-<size>` as a separate process and samples
-every 0.2 s the resident memory of that process (DuckDB runs inside it) and of Elasticsearch.
+every 0.2 s the resident memory of that process and its reader and builder processes (summed;
+DuckDB runs inside them) and of Elasticsearch, and the CPU time each side used.
 Elasticsearch must be running (scripts/services.sh up). The indices it creates are dropped at
 the end unless --keep is given.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -56,6 +58,7 @@ def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
         es.indices.delete(index=info.name)
     report_path = out / f"report-{size}.json"
     search = _elasticsearch_process()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     es_cpu_before = sum(search.cpu_times()[:2]) if search else 0.0
     started = time.perf_counter()
     process = psutil.Popen(
@@ -65,18 +68,20 @@ def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
         env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
     peak_indexer = peak_search = 0
-    indexer_cpu = 0.0
     while process.poll() is None:
         try:
             family = [process, *process.children(recursive=True)]
             peak_indexer = max(peak_indexer, sum(p.memory_info().rss for p in family))
-            indexer_cpu = sum(sum(p.cpu_times()[:2]) for p in family)
         except psutil.Error:
             pass
         if search:
             peak_search = max(peak_search, search.memory_info().rss)
         time.sleep(0.2)
     wall = time.perf_counter() - started
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    indexer_cpu = (children_after.ru_utime + children_after.ru_stime) - (
+        children_before.ru_utime + children_before.ru_stime
+    )
     if process.returncode != 0:
         raise SystemExit(f"indexer failed with exit code {process.returncode}")
     report = json.loads(report_path.read_text())
