@@ -77,6 +77,8 @@ class Options:
     """Processes reading the main files in parallel."""
     workers: int = 2
     """Processes building documents and sending bulk requests."""
+    bucket_rows: int = 25_000
+    """Establishments per join bucket: the unit of work (and of memory) of a builder."""
     shards: int | None = None
     swap: bool = True
     workdir: Path | None = None
@@ -202,6 +204,7 @@ def _share(memory_limit: str, workers: int) -> str:
 def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
     """Load the release at `path` into a new index; swap the alias when the count checks out."""
     started = time.perf_counter()
+    megabytes(options.memory_limit)  # fail on a bad setting before anything is opened
     recognised, ignored = scan(path)
     mapping = elastic.load_mapping()
     refs = load_fixtures(References())
@@ -210,7 +213,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     previous_targets = elastic.alias_targets(es, options.alias)
     previous = previous_targets[-1] if previous_targets else None
     workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
-    staging = Staging(workdir, options.memory_limit, options.threads)
+    staging = Staging(workdir, options.memory_limit, options.threads, options.bucket_rows)
     index = ""
     try:
         progress.reading(len(recognised))

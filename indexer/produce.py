@@ -7,6 +7,7 @@ encoding and Elasticsearch's indexing overlap on every core. Each worker returns
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -51,7 +52,9 @@ class _Worker:
         self.con.execute("SET threads = 1")
         self.con.execute("SET enable_progress_bar = false")
         self.es = elastic.connect(setup.url)
-        self.builder = Builder(setup.refs)
+        self.refs = copy.deepcopy(setup.refs)
+        """A copy of its own, so the missing-code counts it reports are only this worker's."""
+        self.builder = Builder(self.refs)
 
     def batches(self, bucket: int) -> Iterator[elastic.Batch]:
         for rows in join_bucket(self.con, bucket, self.setup.batch_size):
@@ -66,7 +69,7 @@ class _Worker:
             yield elastic.Batch(ids, bodies, hashes)
 
     def run(self, bucket: int) -> BucketResult:
-        self.setup.refs.missing.clear()
+        self.refs.missing.clear()
         result = BucketResult(elastic.BulkOutcome())
         setup = self.setup
         for _, outcome in elastic.bulk_load(
@@ -75,7 +78,7 @@ class _Worker:
             result.errors += len(outcome.errors)
             room = MAX_ERRORS - len(result.outcome.errors)
             result.outcome.merge(outcome, room)
-        result.missing = Counter(setup.refs.missing)
+        result.missing = Counter(self.refs.missing)
         return result
 
     def close(self) -> None:

@@ -39,19 +39,19 @@ class References:
         self.tables.setdefault(kind, {})[key] = " ".join(description.split())
 
     def label(self, kind: Kind, code: str) -> str | None:
-        """The description of `code`, or None (counted as missing) when the table lacks it."""
+        """The description of `code`, or None when the table lacks it."""
         key = code.zfill(7) if kind is Kind.CNAES else code_key(code)
-        found = self.tables.get(kind, {}).get(key)
-        if found is None:
-            self.missing[(kind.value, code)] += 1
-        return found
+        return self.tables.get(kind, {}).get(key)
 
     def rotulo(self, kind: Kind, code: str) -> Rotulo:
-        """The code with its label; built once per distinct code (the records share it)."""
+        """The code with its label, built once per distinct code (records share it); a code
+        the table lacks is counted as missing each time it is used."""
         found = self._rotulos.get((kind, code))
         if found is None:
             found = Rotulo(codigo=code, descricao=self.label(kind, code))
             self._rotulos[(kind, code)] = found
+        if found.descricao is None:
+            self.missing[(kind.value, code)] += 1
         return found
 
 

@@ -141,3 +141,18 @@ def test_drop_old_keeps_newest_and_live(
     assert [i.name for i in elastic.list_indices(es, alias)] == [r.index for r in reversed(reports)]
     assert elastic.drop_old(es, alias, keep=1) == [reports[1].index, reports[0].index]
     assert [i.name for i in elastic.list_indices(es, alias)] == [reports[2].index]
+
+
+def test_load_worker_processes_same_documents_as_inline(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias
+) -> None:
+    inline = load(RECEITA_SAMPLE, alias_a := new_alias(), workers=1)
+    pooled = load(RECEITA_SAMPLE, alias_b := new_alias(), workers=2, bucket_rows=300)
+    assert inline.documents_written == pooled.documents_written == 2000
+
+    def hashes(alias: str) -> dict[str, str]:
+        hits = es.search(index=alias, size=2000, source=["hash"])["hits"]["hits"]
+        return {hit["_id"]: hit["_source"]["hash"] for hit in hits}
+
+    assert hashes(alias_a) == hashes(alias_b)
+    assert pooled.missing_reference_codes == inline.missing_reference_codes
