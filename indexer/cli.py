@@ -131,6 +131,9 @@ def load(
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
     readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Document builders.")] = 2,
+    bucket_rows: Annotated[
+        int, typer.Option(min=100, help="Establishments per join bucket (a builder's unit).")
+    ] = 25_000,
     shards: Annotated[int | None, typer.Option(min=1, help="Primary shards.")] = None,
     swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
@@ -148,6 +151,7 @@ def load(
         threads=threads,
         readers=readers,
         workers=workers,
+        bucket_rows=bucket_rows,
         shards=shards,
         swap=swap,
         workdir=workdir,
