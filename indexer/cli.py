@@ -8,6 +8,7 @@ from typing import Annotated
 
 import msgspec
 import typer
+from elasticsearch import ApiError, TransportError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -161,7 +162,7 @@ def load(
     try:
         with _bar() as bar:
             result = run(path, es, options, _BarProgress(bar))
-    except (elastic.LoadError, ValueError) as error:
+    except (elastic.LoadError, ValueError, ApiError, TransportError) as error:
         console.print(f"load failed: {error}", markup=False)
         raise typer.Exit(1) from error
     finally:

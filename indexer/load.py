@@ -208,12 +208,12 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     recognised, ignored = scan(path)
     mapping = elastic.load_mapping()
     refs = load_fixtures(References())
-    bad_rows = _BadRows(options.bad_rows_file)
     files: list[FileReport] = []
     previous_targets = elastic.alias_targets(es, options.alias)
     previous = previous_targets[-1] if previous_targets else None
     workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
     staging = Staging(workdir, options.memory_limit, options.threads, options.bucket_rows)
+    bad_rows = _BadRows(options.bad_rows_file)
     index = ""
     try:
         progress.reading(len(recognised))

@@ -61,3 +61,9 @@ def test_cli_load_bad_memory_limit_fails_cleanly(new_alias: Callable[[], str]) -
     code, output = _invoke("load", str(PEER_DATA), "--alias", new_alias(), "--memory-limit", "lots")
     assert code == 1
     assert "invalid memory size" in output
+
+
+def test_cli_load_elasticsearch_unreachable_fails_cleanly() -> None:
+    result = runner.invoke(app, ["load", str(PEER_DATA), "--url", "http://127.0.0.1:1"])
+    assert result.exit_code == 1
+    assert "load failed" in result.output
