@@ -174,14 +174,14 @@ def load(
 
 @app.command()
 def indices(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "empresas") -> None:
-    """List the release indices of the alias, newest first."""
+    """List the release indices of the alias, newest first, and which one the alias serves."""
     es = elastic.connect(url)
-    table = Table()
-    for column in ("index", "documents", "size", "created", "live"):
+    table = Table(title=f"alias {alias} -> {', '.join(elastic.alias_targets(es, alias)) or '-'}")
+    for column in ("index", "documents", "size", "created", "aliases"):
         table.add_column(column)
     for info in elastic.list_indices(es, alias):
         table.add_row(
-            info.name, f"{info.docs:,}", info.size, info.created, "yes" if info.live else ""
+            info.name, f"{info.docs:,}", info.size, info.created, alias if info.live else ""
         )
     Console().print(table)
 

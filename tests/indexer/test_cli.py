@@ -42,7 +42,7 @@ def test_cli_load_report_indices_rollback_drop(
     assert code == 0
     code, output = _invoke("indices", "--alias", alias)
     assert code == 0
-    assert output.count(alias + "-") == 2
+    assert output.count(alias + "-") == 3  # two rows and the alias line
     code, output = _invoke("rollback", "--alias", alias)
     assert code == 0
     assert es.indices.get_alias(name=alias).body.keys() == {report["index"]}
