@@ -19,12 +19,17 @@ from typing import Any
 import msgspec
 from elasticsearch import Elasticsearch
 
+from app.lib.elastic import MsgspecSerializer
+
 MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
 BULK_SETTINGS = {
     "refresh_interval": "-1",
     "number_of_replicas": 0,
     "translog": {"durability": "async", "flush_threshold_size": "1gb"},
 }
+
+
+CONFLICT = 409
 
 
 class LoadError(Exception):
@@ -34,6 +39,7 @@ class LoadError(Exception):
 def connect(url: str, timeout: float = 120.0) -> Elasticsearch:
     return Elasticsearch(
         url,
+        serializers={"application/json": MsgspecSerializer()},
         request_timeout=timeout,
         max_retries=5,
         retry_on_timeout=True,
@@ -93,7 +99,7 @@ class ItemError(msgspec.Struct, frozen=True):
 class BulkOutcome:
     created: int = 0
     updated: int = 0
-    """Documents written over one of the same id in this load: duplicates in the input."""
+    """Rows whose CNPJ was already written in this load: duplicates in the input."""
     new: int = 0
     changed: int = 0
     unchanged: int = 0
@@ -129,31 +135,37 @@ def _compare(es: Elasticsearch, previous: str, batch: Batch, outcome: BulkOutcom
 
 
 def _send(es: Elasticsearch, index: str, batch: Batch, previous: str | None) -> BulkOutcome:
+    """One `_bulk` request of `create` actions; the response carries ids and errors only. A
+    second row with the same CNPJ fails with a conflict and is counted as a duplicate."""
     outcome = BulkOutcome()
     if previous:
         _compare(es, previous, batch, outcome)
     else:
         outcome.new = len(batch.ids)
-    payload = bytearray()
+    parts: list[bytes] = []
     for doc_id, body in zip(batch.ids, batch.bodies, strict=True):
-        payload += b'{"index":{"_id":' + msgspec.json.encode(doc_id) + b"}}\n"
-        payload += body
-        payload += b"\n"
+        parts.append(b'{"create":{"_id":"%s"}}\n%s\n' % (doc_id.encode(), body))
     response = es.bulk(
         index=index,
-        operations=bytes(payload),  # type: ignore[arg-type]  # pre-encoded NDJSON is sent as is
-        filter_path="errors,items.*._id,items.*.status,items.*.result,items.*.error",
+        operations=b"".join(parts),  # type: ignore[arg-type]  # pre-encoded NDJSON is sent as is
+        filter_path="errors,items.*._id,items.*.status,items.*.error",
     )
+    if not response.get("errors"):
+        outcome.created = len(batch.ids)
+        return outcome
+    failed = 0
     for item in response.get("items", []):
-        result = item["index"]
-        if "error" in result:
-            error = result["error"]
-            reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"[:500]
-            outcome.errors.append(ItemError(result.get("_id", ""), result["status"], reason))
-        elif result.get("result") == "created":
-            outcome.created += 1
-        else:
+        result = item["create"]
+        if "error" not in result:
+            continue
+        failed += 1
+        if result["status"] == CONFLICT:
             outcome.updated += 1
+            continue
+        error = result["error"]
+        reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"[:500]
+        outcome.errors.append(ItemError(result.get("_id", ""), result["status"], reason))
+    outcome.created = len(batch.ids) - failed
     return outcome
 
 

@@ -285,7 +285,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         staging.close()
         bad_rows.close()
     if report.duplicates:
-        bad_rows.by_reason["duplicate CNPJ (the later row was kept)"] += report.duplicates
+        bad_rows.by_reason["duplicate CNPJ (one of the rows was kept)"] += report.duplicates
     report.bad_rows = bad_rows.total
     report.bad_rows_by_reason = dict(bad_rows.by_reason)
     report.bad_rows_sample = bad_rows.sample

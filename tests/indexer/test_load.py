@@ -156,3 +156,16 @@ def test_load_worker_processes_same_documents_as_inline(
 
     assert hashes(alias_a) == hashes(alias_b)
     assert pooled.missing_reference_codes == inline.missing_reference_codes
+
+
+def test_load_duplicate_cnpj_counted_one_document_kept(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias, tmp_path: Path
+) -> None:
+    release = _peer_copy(tmp_path, nome_fantasia="SERPRO DUPLICADA")
+    shutil.copy(PEER_DATA / "Estabelecimentos0.zip", release / "Estabelecimentos1.zip")
+    report = load(release, alias := new_alias())
+    assert report.establishments == 2
+    assert (report.documents_written, report.duplicates) == (1, 1)
+    assert report.bad_rows_by_reason == {"duplicate CNPJ (one of the rows was kept)": 1}
+    kept = es.get(index=alias, id=SERPRO)["_source"]["nome_fantasia"]
+    assert kept in {"SERPRO DUPLICADA", "REGIONAL BRASILIA-DF"}
