@@ -98,8 +98,8 @@ class ItemError(msgspec.Struct, frozen=True):
 @dataclass(slots=True)
 class BulkOutcome:
     created: int = 0
-    updated: int = 0
-    """Rows whose CNPJ was already written in this load: duplicates in the input."""
+    duplicates: int = 0
+    """Rows whose CNPJ was already written in this load."""
     new: int = 0
     changed: int = 0
     unchanged: int = 0
@@ -108,7 +108,7 @@ class BulkOutcome:
     def merge(self, other: BulkOutcome, max_errors: int) -> None:
         """Add `other`'s counts; keep at most `max_errors` more of its item errors."""
         self.created += other.created
-        self.updated += other.updated
+        self.duplicates += other.duplicates
         self.new += other.new
         self.changed += other.changed
         self.unchanged += other.unchanged
@@ -160,7 +160,7 @@ def _send(es: Elasticsearch, index: str, batch: Batch, previous: str | None) -> 
             continue
         failed += 1
         if result["status"] == CONFLICT:
-            outcome.updated += 1
+            outcome.duplicates += 1
             continue
         error = result["error"]
         reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"[:500]

@@ -196,6 +196,42 @@ def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[pro
         yield from pool.map(produce.index_bucket, buckets)
 
 
+def _tally(
+    report: LoadReport, result: produce.BucketResult, bad_rows: _BadRows, refs: References
+) -> None:
+    """Add one bucket's outcome to the report."""
+    outcome = result.outcome
+    report.documents_written += outcome.created
+    report.duplicates += outcome.duplicates
+    report.new += outcome.new
+    report.changed += outcome.changed
+    report.unchanged += outcome.unchanged
+    refs.missing.update(result.missing)
+    for error in outcome.errors:
+        detail = f"{error.id}: {error.reason}"
+        bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))
+    unlisted = result.errors - len(outcome.errors)
+    if unlisted:
+        bad_rows.by_reason["rejected by Elasticsearch"] += unlisted
+
+
+def _publish(es: Elasticsearch, report: LoadReport, mapping: dict[str, Any], swap: bool) -> None:
+    """Serving settings, the count check, then the atomic alias swap."""
+    index = report.index
+    elastic.restore_settings(es, index, mapping)
+    stored = elastic.count(es, index)
+    if stored != report.documents_written:
+        raise elastic.LoadError(
+            f"index {index} holds {stored} documents, {report.documents_written} were written"
+        )
+    if report.previous_index:
+        previous_count = elastic.count(es, report.previous_index)
+        report.removed = max(previous_count - report.changed - report.unchanged, 0)
+    if swap:
+        elastic.swap_alias(es, report.alias, index)
+        report.live = True
+
+
 def _share(memory_limit: str, workers: int) -> str:
     """Each worker's part of the memory limit."""
     return f"{max(megabytes(memory_limit) // max(workers, 1), 64)}MB"
@@ -248,33 +284,11 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             refs=refs,
         )
         for result in _index(staging, setup, options.workers):
+            _tally(report, result, bad_rows, refs)
             outcome = result.outcome
-            report.documents_written += outcome.created
-            report.duplicates += outcome.updated
-            report.new += outcome.new
-            report.changed += outcome.changed
-            report.unchanged += outcome.unchanged
-            refs.missing.update(result.missing)
-            for error in outcome.errors:
-                detail = f"{error.id}: {error.reason}"
-                bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))
-            unlisted = result.errors - len(outcome.errors)
-            if unlisted:
-                bad_rows.by_reason["rejected by Elasticsearch"] += unlisted
-            progress.indexed(outcome.created + outcome.updated + result.errors, result.errors)
+            progress.indexed(outcome.created + outcome.duplicates + result.errors, result.errors)
         phases["index"] = time.perf_counter() - started - sum(phases.values())
-        elastic.restore_settings(es, index, mapping)
-        stored = elastic.count(es, index)
-        if stored != report.documents_written:
-            raise elastic.LoadError(
-                f"index {index} holds {stored} documents, {report.documents_written} were written"
-            )
-        if previous:
-            previous_count = elastic.count(es, previous)
-            report.removed = max(previous_count - report.changed - report.unchanged, 0)
-        if options.swap:
-            elastic.swap_alias(es, options.alias, index)
-            report.live = True
+        _publish(es, report, mapping, swap=options.swap)
         phases["publish"] = time.perf_counter() - started - sum(phases.values())
         report.phases = {name: round(seconds, 3) for name, seconds in phases.items()}
     except BaseException:
