@@ -8,6 +8,7 @@ encoding and Elasticsearch's indexing overlap on every core. Each worker returns
 from __future__ import annotations
 
 import copy
+import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ class _Worker:
         self.con = duckdb.connect(str(setup.database), read_only=True)
         self.con.execute(f"SET memory_limit = '{setup.memory_limit}'")
         self.con.execute("SET threads = 1")
+        spill = setup.database.parent / f"spill-{os.getpid()}"
+        self.con.execute("SET temp_directory = ?", [str(spill)])
         self.con.execute("SET enable_progress_bar = false")
         self.es = elastic.connect(setup.url)
         self.refs = copy.deepcopy(setup.refs)

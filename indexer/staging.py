@@ -1,9 +1,10 @@
 """Stage the main files on disk and join them per company root with DuckDB.
 
 Empresas, Socios and Simples of a real month do not fit in memory, and none of the files is
-sorted by key. Rows that passed validation are appended to UTF-8 staging CSVs, DuckDB loads
-them into an on-disk database and joins establishments with their company, Simples option and
-partner list. DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays
+sorted by key. The reader processes write the rows that passed validation to UTF-8 staging CSV
+parts; DuckDB loads them into an on-disk database, split into buckets by a hash of the company
+root, and joins establishments with their company, Simples option and partner list one bucket
+at a time. DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays
 bounded whatever the input size; results are fetched in batches.
 
 Sequence numbers of partner rows are zero-padded text, so text order is release order.
@@ -87,7 +88,7 @@ class Staging:
     def __init__(
         self,
         workdir: Path,
-        memory_limit: str = "512MB",
+        memory_limit: str = "384MB",
         threads: int = 2,
         bucket_rows: int = 25_000,
     ) -> None:
