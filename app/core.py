@@ -16,11 +16,13 @@ from litestar.openapi.plugins import ScalarRenderPlugin
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
+from app.batch.routes import batch_lookup
 from app.errors import HANDLERS
 from app.lib.elastic import create_client
-from app.lookup.routes import lookup_cnpj
+from app.lookup.routes import contacts, lookup_cnpj
 from app.settings import Settings, get_settings
 from app.status.routes import service_status
+from app.validation.routes import validate_cnpj
 
 API_VERSION = "1.0.0"
 
@@ -55,7 +57,7 @@ def _from_state(key: str) -> Callable[[State], Any]:
 def create_app(settings: Settings | None = None) -> Litestar:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return Litestar(
-        route_handlers=[lookup_cnpj, service_status],
+        route_handlers=[lookup_cnpj, contacts, validate_cnpj, batch_lookup, service_status],
         lifespan=[lifespan],
         state=State({"settings": settings or get_settings()}),
         dependencies={

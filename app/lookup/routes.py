@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import msgspec
 from elasticsearch import AsyncElasticsearch
 from litestar import Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
-from app.domain.record import Empresa
+from app.domain.record import Contato, Empresa
 from app.errors import ErrorBody
 from app.lib.responses import json_response
 from app.lookup.service import get_company, parse_cnpj
@@ -53,3 +54,35 @@ async def lookup_cnpj(
 ) -> Response[bytes]:
     number = parse_cnpj(cnpj.strip("/"))
     return json_response(await get_company(es, settings.index_alias, number))
+
+
+class ContatoEmpresa(Contato, frozen=True, kw_only=True):
+    """The contacts of one establishment, with their syntax checks."""
+
+    cnpj: str
+
+
+@get(
+    ["/v1/cnpj/contato/{cnpj:path}", "/cnpj/contato/{cnpj:path}"],
+    summary="Contacts of a CNPJ",
+    description=(
+        "Phones (with DDD) and e-mails Receita publishes for the establishment, the syntax "
+        "check of each (`validacao`) and whether a valid one exists (`disponibilidade`)."
+    ),
+    responses={
+        200: ResponseSpec(
+            data_container=ContatoEmpresa, generate_examples=False, description="The contacts"
+        ),
+        **ERRORS,
+    },
+    tags=["CNPJ"],
+)
+async def contacts(
+    cnpj: FromPath[str],
+    es: NamedDependency[AsyncElasticsearch],
+    settings: NamedDependency[Settings],
+) -> Response[bytes]:
+    number = parse_cnpj(cnpj.strip("/"))
+    company = await get_company(es, settings.index_alias, number)
+    contact = msgspec.structs.asdict(company.contato)
+    return json_response(ContatoEmpresa(cnpj=company.cnpj, **contact))

@@ -10,6 +10,8 @@ from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError, NotFoundError, UnavailableError
 
+INDEX_UNAVAILABLE = "O índice de empresas não está disponível no momento."
+
 
 def parse_cnpj(raw: str) -> str:
     """The 14-character CNPJ in `raw` (formatted or not), or a 400 naming the problem."""
@@ -30,5 +32,5 @@ async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empres
             raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.") from error
         raise UnavailableError("Nenhuma base de empresas foi carregada ainda.") from error
     except TransportError as error:
-        raise UnavailableError("O índice de empresas não está disponível no momento.") from error
+        raise UnavailableError(INDEX_UNAVAILABLE) from error
     return msgspec.convert(response["_source"], Empresa)

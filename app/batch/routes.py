@@ -1,0 +1,43 @@
+"""`POST /v1/cnpj/lote` (alias `/cnpj/lote`): up to 100 CNPJs in one call, a result per item."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elasticsearch import AsyncElasticsearch
+from litestar import Request, Response, post
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+
+from app.batch.service import Lote, lookup_batch, parse_body
+from app.errors import ErrorBody
+from app.lib.responses import json_response
+from app.settings import Settings
+
+
+@post(
+    ["/v1/cnpj/lote", "/cnpj/lote"],
+    summary="Batch lookup",
+    description=(
+        'Body: a JSON array of CNPJs, or `{"cnpjs": [...]}`, at most 100 items. Each item is '
+        "answered on its own (`encontrado`, `nao_encontrado`, `invalido` with the reason), in "
+        "input order, duplicates included; one bad item never fails the batch."
+    ),
+    responses={
+        200: ResponseSpec(data_container=Lote, generate_examples=False, description="Results"),
+        400: ResponseSpec(
+            data_container=ErrorBody,
+            generate_examples=False,
+            description="Body is not JSON, not a list, empty, or over 100 items",
+        ),
+    },
+    status_code=200,
+    tags=["CNPJ"],
+)
+async def batch_lookup(
+    request: Request[Any, Any, Any],
+    es: NamedDependency[AsyncElasticsearch],
+    settings: NamedDependency[Settings],
+) -> Response[bytes]:
+    inputs = parse_body(await request.body())
+    return json_response(await lookup_batch(es, settings.index_alias, inputs))

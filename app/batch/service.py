@@ -1,0 +1,92 @@
+"""Batch lookup: many CNPJs, one `_mget` round trip, an answer per item."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from elasticsearch import AsyncElasticsearch, TransportError
+
+from app.domain import cnpj
+from app.domain.record import Empresa
+from app.errors import BadRequestError, UnavailableError
+
+MAX_ITEMS = 100
+"""Largest batch accepted; bigger lists get 400."""
+
+
+class LoteEntrada(msgspec.Struct, forbid_unknown_fields=True):
+    cnpjs: list[Any]
+
+
+class ItemLote(msgspec.Struct, kw_only=True, omit_defaults=True):
+    entrada: Any
+    status: str
+    """`encontrado`, `nao_encontrado` or `invalido`."""
+    cnpj: str | None = None
+    motivo: str | None = None
+    empresa: Empresa | None = None
+
+
+class Lote(msgspec.Struct, kw_only=True):
+    total: int
+    encontrados: int
+    data: list[ItemLote]
+
+
+def parse_body(body: bytes) -> list[Any]:
+    """The list of inputs from a JSON array or `{"cnpjs": [...]}`; 400 for anything else."""
+    try:
+        decoded = msgspec.json.decode(body)
+    except msgspec.DecodeError as error:
+        raise BadRequestError("O corpo da requisição não é JSON válido.") from error
+    if isinstance(decoded, dict):
+        try:
+            decoded = msgspec.convert(decoded, LoteEntrada).cnpjs
+        except msgspec.ValidationError as error:
+            raise BadRequestError(
+                'Envie uma lista de CNPJs ou {"cnpjs": [...]}.', details={"erro": str(error)}
+            ) from error
+    if not isinstance(decoded, list):
+        raise BadRequestError('Envie uma lista de CNPJs ou {"cnpjs": [...]}.')
+    if not decoded:
+        raise BadRequestError("A lista de CNPJs está vazia.")
+    if len(decoded) > MAX_ITEMS:
+        raise BadRequestError(
+            f"No máximo {MAX_ITEMS} CNPJs por lote; recebidos {len(decoded)}.",
+            details={"maximo": MAX_ITEMS, "recebidos": len(decoded)},
+        )
+    return decoded
+
+
+async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) -> Lote:
+    items: list[ItemLote] = []
+    wanted: dict[str, None] = {}
+    for raw in inputs:
+        if not isinstance(raw, str):
+            items.append(ItemLote(entrada=raw, status="invalido", motivo="tipo"))
+            continue
+        checked = cnpj.check(raw[:64])
+        if checked.problem is not None:
+            items.append(ItemLote(entrada=raw, status="invalido", motivo=checked.problem.value))
+        else:
+            wanted[checked.cnpj] = None
+            items.append(ItemLote(entrada=raw, status="", cnpj=checked.cnpj))
+    found: dict[str, Empresa] = {}
+    if wanted:
+        try:
+            response = await es.mget(index=alias, ids=list(wanted), source_excludes=["busca"])
+        except TransportError as error:
+            raise UnavailableError(
+                "O índice de empresas não está disponível no momento."
+            ) from error
+        for doc in response["docs"]:
+            if doc.get("found"):
+                found[doc["_id"]] = msgspec.convert(doc["_source"], Empresa)
+    for item in items:
+        if item.status == "" and item.cnpj is not None:
+            company = found.get(item.cnpj)
+            item.status = "encontrado" if company else "nao_encontrado"
+            item.empresa = company
+    hits = sum(1 for item in items if item.status == "encontrado")
+    return Lote(total=len(items), encontrados=hits, data=items)

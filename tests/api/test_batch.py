@@ -1,0 +1,82 @@
+"""`POST /v1/cnpj/lote`: a result per item, one bad item never fails the batch."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SERPRO
+
+
+def test_batch_mixed_items_each_answered_in_order(api: httpx.Client) -> None:
+    items = [SERPRO, "33.683.111/0002-80", "00000000000191", "123", 42, SERPRO]
+    response = api.post("/v1/cnpj/lote", json=items)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["total"], body["encontrados"]) == (6, 3)
+    statuses = [(item["entrada"], item["status"]) for item in body["data"]]
+    assert statuses == [
+        (SERPRO, "encontrado"),
+        ("33.683.111/0002-80", "encontrado"),
+        ("00000000000191", "nao_encontrado"),
+        ("123", "invalido"),
+        (42, "invalido"),
+        (SERPRO, "encontrado"),
+    ]
+    assert body["data"][0]["empresa"]["razao_social"].startswith("SERVICO FEDERAL")
+    assert body["data"][3]["motivo"] == "tamanho"
+    assert body["data"][4]["motivo"] == "tipo"
+
+
+def test_batch_object_body_and_alias_path(api: httpx.Client) -> None:
+    response = api.post("/cnpj/lote", json={"cnpjs": [SERPRO]})
+    assert response.status_code == 200
+    assert response.json()["data"][0]["status"] == "encontrado"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"not json", "JSON"),
+        (b"{}", "cnpjs"),
+        (b'{"cnpjs": [], "extra": 1}', "cnpjs"),
+        (b'"33683111000280"', "lista"),
+        (b"[]", "vazia"),
+        (json.dumps([SERPRO] * 101).encode(), "100"),
+    ],
+)
+def test_batch_bad_bodies_400(api: httpx.Client, content: bytes, fragment: str) -> None:
+    response = api.post(
+        "/v1/cnpj/lote", content=content, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    assert fragment in body["message"] + json.dumps(body.get("details"))
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(json_values, max_size=120) | json_values)
+def test_batch_any_json_never_500(api: httpx.Client, body: object) -> None:
+    response = api.post("/v1/cnpj/lote", json=body)
+    assert response.status_code in {200, 400}
+    if response.status_code == 200:
+        items = body["cnpjs"] if isinstance(body, dict) else body
+        assert response.json()["total"] == len(items)  # type: ignore[arg-type]
