@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from app.batch.routes import batch_lookup
 from app.errors import HANDLERS
 from app.lib.elastic import create_client
+from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
 from app.settings import Settings, get_settings
 from app.status.routes import service_status
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             key: Provide(_from_state(key), sync_to_thread=False)
             for key in ("es", "pool", "redis", "settings")
         },
+        guards=[reject_unknown_query],
         exception_handlers=HANDLERS,  # type: ignore[arg-type]
         openapi_config=OpenAPIConfig(
             title="CNPJ Registry API",

@@ -118,3 +118,12 @@ def test_status_dependency_down_503(peer_alias: str, monkeypatch: pytest.MonkeyP
         _assert_error(lookup, 503, "Service Unavailable")
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    "path", [f"/v1/cnpj/{SERPRO}", "/v1/cnpj/validar/123", f"/cnpj/contato/{SERPRO}", "/health"]
+)
+def test_unknown_query_parameter_400_names_it(api: httpx.Client, path: str) -> None:
+    body = _assert_error(api.get(path, params={"formato": "x", "b": "1"}), 400, "Bad Request")
+    assert body["details"]["desconhecidos"] == ["b", "formato"]  # type: ignore[index]
+    assert "formato" in str(body["message"])

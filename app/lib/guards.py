@@ -1,0 +1,24 @@
+"""Request guards shared by every route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from app.errors import BadRequestError
+
+
+def reject_unknown_query(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    """400 naming the query parameters a route does not take (declared in its `opt["query"]`),
+    so a typo in a filter is an error instead of being silently ignored."""
+    allowed: frozenset[str] = frozenset(handler.opt.get("query", ()))
+    unknown = sorted(set(connection.query_params) - allowed)
+    if unknown:
+        raise BadRequestError(
+            f"Parâmetro(s) desconhecido(s): {', '.join(unknown)}.",
+            details={"desconhecidos": unknown, "aceitos": sorted(allowed)},
+        )
