@@ -1,4 +1,5 @@
-"""Latency of `GET /v1/cnpj/{cnpj}` at a fixed request rate, from a separate process.
+"""Latency of `GET /v1/cnpj/{cnpj}` (or of `POST /v1/cnpj/lote` with `--batch N`) at a fixed
+request rate, from a separate process.
 
     .venv/bin/python scripts/bench_api.py --url http://127.0.0.1:8000 --alias empresas \
         [--rate 300] [--seconds 30]
@@ -48,7 +49,7 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
     return known + unknown
 
 
-async def run(url: str, cnpjs: list[str], rate: float, seconds: float) -> None:
+async def run(url: str, cnpjs: list[str], rate: float, seconds: float, batch: int) -> None:
     latencies: list[float] = []
     statuses: Counter[int | str] = Counter()
     rng = random.Random(1)
@@ -59,7 +60,11 @@ async def run(url: str, cnpjs: list[str], rate: float, seconds: float) -> None:
         async def one(cnpj: str) -> None:
             started = time.perf_counter()
             try:
-                async with session.get(f"{url}/v1/cnpj/{cnpj}") as response:
+                if batch:
+                    request = session.post(f"{url}/v1/cnpj/lote", json=rng.sample(cnpjs, batch))
+                else:
+                    request = session.get(f"{url}/v1/cnpj/{cnpj}")
+                async with request as response:
                     await response.read()
                     statuses[response.status] += 1
             except (aiohttp.ClientError, TimeoutError) as error:
@@ -96,9 +101,12 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=300)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--sample", type=int, default=5000)
+    parser.add_argument(
+        "--batch", type=int, default=0, help="POST /v1/cnpj/lote with this many CNPJs instead"
+    )
     args = parser.parse_args()
     cnpjs = sample_cnpjs(args.elasticsearch, args.alias, args.sample, seed=7)
-    asyncio.run(run(args.url, cnpjs, args.rate, args.seconds))
+    asyncio.run(run(args.url, cnpjs, args.rate, args.seconds, args.batch))
 
 
 if __name__ == "__main__":
