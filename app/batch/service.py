@@ -10,9 +10,25 @@ from elasticsearch import AsyncElasticsearch, TransportError
 from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError, UnavailableError
+from app.lib.elastic import body
+from app.lookup.service import INDEX_UNAVAILABLE
 
 MAX_ITEMS = 100
 """Largest batch accepted; bigger lists get 400."""
+
+
+class _Doc(msgspec.Struct):
+    id: str = msgspec.field(name="_id")
+    found: bool = False
+    source: Empresa | None = msgspec.field(name="_source", default=None)
+    error: Any = None
+
+
+class _Docs(msgspec.Struct):
+    docs: list[_Doc]
+
+
+_docs = msgspec.json.Decoder(_Docs)
 
 
 class LoteEntrada(msgspec.Struct, forbid_unknown_fields=True):
@@ -77,12 +93,12 @@ async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) ->
         try:
             response = await es.mget(index=alias, ids=list(wanted), source_excludes=["busca"])
         except TransportError as error:
-            raise UnavailableError(
-                "O índice de empresas não está disponível no momento."
-            ) from error
-        for doc in response["docs"]:
-            if doc.get("found"):
-                found[doc["_id"]] = msgspec.convert(doc["_source"], Empresa)
+            raise UnavailableError(INDEX_UNAVAILABLE) from error
+        for doc in _docs.decode(body(response)).docs:
+            if doc.error is not None:
+                raise UnavailableError(INDEX_UNAVAILABLE)
+            if doc.found and doc.source is not None:
+                found[doc.id] = doc.source
     for item in items:
         if item.status == "" and item.cnpj is not None:
             company = found.get(item.cnpj)

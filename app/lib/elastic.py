@@ -27,11 +27,26 @@ class MsgspecSerializer(JsonSerializer):
         return self._encoder.encode(data)
 
 
+class RawSerializer(MsgspecSerializer):
+    """Leaves response bodies as bytes: the app decodes each straight into its typed Structs
+    (one pass in C), instead of building dictionaries first."""
+
+    def loads(self, data: bytes) -> bytes:
+        return bytes(data)
+
+
 def create_client(url: str, timeout: float) -> AsyncElasticsearch:
+    """The app's client; every response `.body` is raw JSON bytes (see `RawSerializer`)."""
     return AsyncElasticsearch(
         url,
         request_timeout=timeout,
         max_retries=1,
         retry_on_timeout=False,
-        serializers={"application/json": MsgspecSerializer()},
+        serializers={"application/json": RawSerializer()},
     )
+
+
+def body(response: Any) -> bytes:
+    """The raw JSON of a response or of an error raised by the client."""
+    raw = response.body
+    return raw if isinstance(raw, bytes) else MsgspecSerializer._encoder.encode(raw)

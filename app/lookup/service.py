@@ -9,6 +9,7 @@ from elasticsearch import NotFoundError as MissingError
 from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError, NotFoundError, UnavailableError
+from app.lib.elastic import body
 
 INDEX_UNAVAILABLE = "O índice de empresas não está disponível no momento."
 
@@ -24,13 +25,26 @@ def parse_cnpj(raw: str) -> str:
     return checked.cnpj
 
 
+class Found(msgspec.Struct):
+    """A `GET /<index>/_doc/<id>` answer, decoded straight into the record."""
+
+    found: bool = False
+    source: Empresa | None = msgspec.field(name="_source", default=None)
+
+
+_found = msgspec.json.Decoder(Found)
+
+
 async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empresa:
     try:
         response = await es.get(index=alias, id=number, source_excludes=["busca"])
     except MissingError as error:
-        if isinstance(error.body, dict) and error.body.get("found") is False:
+        if b'"found":false' in body(error):
             raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.") from error
         raise UnavailableError("Nenhuma base de empresas foi carregada ainda.") from error
     except TransportError as error:
         raise UnavailableError(INDEX_UNAVAILABLE) from error
-    return msgspec.convert(response["_source"], Empresa)
+    document = _found.decode(body(response))
+    if document.source is None:
+        raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
+    return document.source

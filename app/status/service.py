@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any
 
 import msgspec
 from elasticsearch import AsyncElasticsearch
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
+
+from app.lib.elastic import body
 
 
 class Dependency(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -41,11 +42,19 @@ async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:
     return Dependency(status="up", detail=detail)
 
 
+class _Health(msgspec.Struct):
+    status: str
+
+
+class _Count(msgspec.Struct):
+    count: int
+
+
 async def _elasticsearch(es: AsyncElasticsearch) -> str:
-    health = await es.cluster.health()
-    if health["status"] == "red":
+    health = msgspec.json.decode(body(await es.cluster.health()), type=_Health)
+    if health.status == "red":
         raise RuntimeError("cluster health is red")
-    return f"cluster {health['status']}"
+    return f"cluster {health.status}"
 
 
 async def _postgresql(pool: AsyncConnectionPool) -> None:
@@ -60,11 +69,11 @@ async def _redis(redis: Redis) -> None:
 async def _index(es: AsyncElasticsearch, alias: str, timeout: float) -> IndexState:
     try:
         async with asyncio.timeout(timeout):
-            names: dict[str, Any] = (await es.indices.get_alias(name=alias)).body
-            counted = await es.count(index=alias)
+            names = msgspec.json.decode(body(await es.indices.get_alias(name=alias)))
+            counted = msgspec.json.decode(body(await es.count(index=alias)), type=_Count)
     except Exception:
         return IndexState(alias=alias, name=None, documents=None)
-    return IndexState(alias=alias, name=",".join(sorted(names)), documents=counted["count"])
+    return IndexState(alias=alias, name=",".join(sorted(names)), documents=counted.count)
 
 
 async def status(
