@@ -21,6 +21,7 @@ from app.errors import HANDLERS
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
+from app.partners.routes import company_partners
 from app.settings import Settings, get_settings
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
@@ -58,7 +59,14 @@ def _from_state(key: str) -> Callable[[State], Any]:
 def create_app(settings: Settings | None = None) -> Litestar:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return Litestar(
-        route_handlers=[lookup_cnpj, contacts, validate_cnpj, batch_lookup, service_status],
+        route_handlers=[
+            lookup_cnpj,
+            contacts,
+            validate_cnpj,
+            batch_lookup,
+            company_partners,
+            service_status,
+        ],
         lifespan=[lifespan],
         state=State({"settings": settings or get_settings()}),
         dependencies={

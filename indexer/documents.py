@@ -32,7 +32,7 @@ from app.domain.record import (
     Telefone,
     Validacao,
 )
-from app.domain.text import normalize, normalize_name
+from app.domain.text import normalize, normalize_name, partner_key
 from indexer.references import References
 from indexer.sources import Kind
 
@@ -288,6 +288,7 @@ class Builder:
                 razao_social=normalize_name(razao_social or ""),
                 nome_fantasia=normalize_name(nome_fantasia or ""),
                 socios=[normalize_name(partner.nome) for partner in partners],
+                socios_chaves=[partner_key(p.nome, p.documento) for p in partners],
                 municipio=municipio_words,
                 cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
                 cnae_descricao=self.cnae_words(principal) if principal else "",
@@ -298,10 +299,15 @@ class Builder:
 def encode(document: Documento) -> tuple[bytes, str]:
     """JSON of the document with its content hash filled in, and the hash.
 
-    The hash covers every other byte of the document, so equal hashes mean equal records. It is
-    spliced into the one `"hash":""` of the encoding (inside JSON strings every quote is escaped,
-    so that sequence can only be the key itself) to avoid encoding each document twice.
+    The hash covers the record's own fields, which all come before `hash` in the encoding (the
+    search fields of `busca` come after it), so changing how records are indexed never makes
+    them look changed. It is spliced into the one `"hash":""` of the encoding (inside JSON
+    strings every quote is escaped, so that sequence can only be the key itself) to avoid
+    encoding each document twice.
     """
     body = ENCODER.encode(document)
-    digest = hashlib.blake2b(body, digest_size=16).hexdigest()
-    return body.replace(_EMPTY_HASH, b'"hash":"' + digest.encode() + b'"', 1), digest
+    cut = body.index(_EMPTY_HASH)
+    digest = hashlib.blake2b(memoryview(body)[:cut], digest_size=16).hexdigest()
+    return body[:cut] + b'"hash":"' + digest.encode() + b'"' + body[
+        cut + len(_EMPTY_HASH) :
+    ], digest

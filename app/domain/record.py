@@ -168,6 +168,8 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     razao_social: str
     nome_fantasia: str
     socios: list[str]
+    socios_chaves: list[str]
+    """`<normalised name>|<document>` of each partner, for related companies."""
     municipio: str
     cnaes: list[str]
     cnae_descricao: str

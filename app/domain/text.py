@@ -98,3 +98,9 @@ def normalize_name(text: str) -> str:
 def digits(text: str) -> str:
     """Only the ASCII digits of `text` (phones, CEP, codes)."""
     return "".join(char for char in text if "0" <= char <= "9")
+
+
+def partner_key(name: str, document: str | None) -> str:
+    """Normalised name and document as Receita shows it (CPFs masked): the pair that ties the
+    same person or company to each of its companies."""
+    return f"{normalize_name(name)}|{document or ''}"
