@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from elasticsearch import Elasticsearch
+from hypothesis import settings
 
 from app.settings import get_settings
 from indexer import elastic
@@ -32,6 +33,11 @@ RECEITA_SAMPLE = SHARED / "receita-sample"
 SERPRO = "33683111000280"
 
 Loader = Callable[..., LoadReport]
+
+# Examples that go through HTTP to the real services take what the machine gives them; a
+# per-example deadline would turn a slow moment into a failure that says nothing about the code.
+settings.register_profile("services", deadline=None, print_blob=True)
+settings.load_profile("services")
 
 
 @pytest.fixture(scope="session")
