@@ -3,7 +3,6 @@ pool and Redis, and hands them to handlers through dependency injection."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,7 +56,6 @@ def _from_state(key: str) -> Callable[[State], Any]:
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return Litestar(
         route_handlers=[
             lookup_cnpj,
