@@ -20,7 +20,7 @@ from app.errors import HANDLERS
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
-from app.partners.routes import company_partners
+from app.partners.routes import company_partners, partner_companies
 from app.settings import Settings, get_settings
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             contacts,
             validate_cnpj,
             batch_lookup,
+            partner_companies,
             company_partners,
             service_status,
         ],

@@ -289,6 +289,10 @@ class Builder:
                 nome_fantasia=normalize_name(nome_fantasia or ""),
                 socios=[normalize_name(partner.nome) for partner in partners],
                 socios_chaves=[partner_key(p.nome, p.documento) for p in partners],
+                socios_documentos=[p.documento for p in partners if p.documento],
+                socios_faixas=[
+                    partner_key(p.nome, p.faixa_etaria.codigo) for p in partners if p.faixa_etaria
+                ],
                 municipio=municipio_words,
                 cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
                 cnae_descricao=self.cnae_words(principal) if principal else "",

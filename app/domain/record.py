@@ -170,6 +170,9 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     socios: list[str]
     socios_chaves: list[str]
     """`<normalised name>|<document>` of each partner, for related companies."""
+    socios_documentos: list[str]
+    socios_faixas: list[str]
+    """`<normalised name>|<faixa etária code>` of each partner."""
     municipio: str
     cnaes: list[str]
     cnae_descricao: str

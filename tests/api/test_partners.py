@@ -80,3 +80,75 @@ def test_partners_relation_is_symmetric_and_namesake_excluded(
 def test_partners_errors_like_lookup(partners_api: httpx.Client) -> None:
     assert partners_api.get("/socios/123").status_code == 400
     assert partners_api.get("/socios/00000000000191").status_code == 404
+
+
+def _related(api: httpx.Client, **params: object) -> httpx.Response:
+    return api.get("/socios/relacionados", params=params)
+
+
+def test_related_by_name_paged_with_cursor(partners_api: httpx.Client) -> None:
+    first = _related(partners_api, nome="André de Cesero", limit=2)
+    assert first.status_code == 200
+    page = first.json()
+    assert page["total"] == 3
+    assert [item["cnpj"] for item in page["data"]] == [NAMESAKE_ORDER[0], NAMESAKE_ORDER[1]]
+    assert page["next_cursor"]
+    second = _related(partners_api, nome="André de Cesero", limit=2, cursor=page["next_cursor"])
+    assert second.status_code == 200
+    rest = second.json()
+    assert [item["cnpj"] for item in rest["data"]] == [NAMESAKE_ORDER[2]]
+    assert rest["next_cursor"] is None
+
+
+NAMESAKE_ORDER = sorted([RELATED, NAMESAKE, SERPRO])
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"nome": "ANDRE DE CESERO", "doc": "***220050**"}, sorted([RELATED, SERPRO])),
+        ({"doc": "220050"}, sorted([RELATED, SERPRO])),
+        ({"doc": "123.220.050-99"}, sorted([RELATED, SERPRO])),
+        ({"nome": "andre de cesero", "idade": "6"}, NAMESAKE_ORDER),
+        ({"nome": "andre de cesero", "idade": "9"}, []),
+        ({"nome": "GILENO GURJAO BARRETO"}, [SERPRO]),
+    ],
+)
+def test_related_filters(
+    partners_api: httpx.Client, params: dict[str, str], expected: list[str]
+) -> None:
+    response = _related(partners_api, **params)
+    assert response.status_code == 200
+    body = response.json()
+    assert [item["cnpj"] for item in body["data"]] == expected
+    assert body["total"] == len(expected)
+    for item in body["data"]:
+        assert item["socios"], item["cnpj"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"idade": "6"},
+        {"nome": "x", "idade": "12"},
+        {"nome": "..."},
+        {"doc": "abc"},
+        {"nome": "x", "limit": "0"},
+        {"nome": "x", "limit": "101"},
+        {"nome": "x", "limit": "dez"},
+        {"nome": "x", "cursor": "not-a-cursor"},
+        {"nome": "x", "filtro": "y"},
+    ],
+)
+def test_related_bad_input_400(partners_api: httpx.Client, params: dict[str, str]) -> None:
+    response = _related(partners_api, **params)
+    assert response.status_code == 400
+    assert response.json()["error"] == "Bad Request"
+
+
+def test_related_cursor_bound_to_its_filters(partners_api: httpx.Client) -> None:
+    cursor = _related(partners_api, nome="andre de cesero", limit=1).json()["next_cursor"]
+    assert _related(partners_api, nome="outro nome", limit=1, cursor=cursor).status_code == 400
+    tampered = cursor[:-4] + ("AAAA" if not cursor.endswith("AAAA") else "BBBB")
+    assert _related(partners_api, nome="andre de cesero", cursor=tampered).status_code == 400
