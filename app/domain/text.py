@@ -61,11 +61,16 @@ COMPANY_SUFFIXES: frozenset[str] = frozenset(
 
 def fold(text: str) -> str:
     """Lower-case and drop accents and cedillas: `"Ação"` -> `"acao"`."""
-    lowered = text.casefold()
-    if lowered.isascii():
-        return lowered
-    decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+    if text.isascii():
+        return text.lower()
+    # Marks go before case folding: some combining marks fold to letters (U+0345 -> iota).
+    lowered = _strip_marks(text).casefold()
+    return lowered if lowered.isascii() else _strip_marks(lowered)
+
+
+def _strip_marks(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def tokens(text: str) -> list[str]:
