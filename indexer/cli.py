@@ -115,6 +115,11 @@ def _print_report(report: LoadReport) -> None:
     console.print(f"phases: {phases}", markup=False)
     if report.municipalities_without_ibge:
         console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
+    if report.registrations_without_establishment:
+        console.print(
+            f"{report.registrations_without_establishment:,} state registrations name a CNPJ "
+            "that is not an establishment of this release (not loaded)"
+        )
     state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
     console.print(state, markup=False)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from app.domain import codes
+from app.domain import codes, state_registration
 from app.domain.codes import code_key
 from app.domain.contact import email_problem, phone_problem
 from app.domain.record import (
@@ -22,6 +22,7 @@ from app.domain.record import (
     Documento,
     Endereco,
     HierarquiaCnae,
+    InscricaoEstadual,
     Municipio,
     Opcao,
     Representante,
@@ -135,6 +136,31 @@ def _option(flag: str | None, start: str | None, end: str | None) -> Opcao:
     return Opcao(optante=optante, data_opcao=iso_date(start), data_exclusao=iso_date(end))
 
 
+def _registrations(items: Sequence[Mapping[str, str]] | None) -> list[InscricaoEstadual]:
+    """The registrations of one establishment, one per (UF, number), in staging order."""
+    seen: set[tuple[str, str]] = set()
+    registrations = []
+    for item in items or ():
+        key = (item["uf"], item["inscricao_estadual"])
+        if key in seen:
+            continue
+        seen.add(key)
+        registrations.append(
+            InscricaoEstadual(
+                uf=item["uf"],
+                inscricao_estadual=item["inscricao_estadual"],
+                inscricao_formatada=state_registration.formatted(*key),
+                tipo=item["tipo"] or None,
+                situacao=item["situacao"],
+                habilitada=item["situacao"] == state_registration.SITUACOES["habilitado"],
+                data_situacao=iso_date(item["data_situacao"]),
+                data_inicio=iso_date(item["data_inicio"]),
+                regime_apuracao=item["regime_apuracao"] or None,
+            )
+        )
+    return registrations
+
+
 class Builder:
     """Builds documents from joined rows. Values shared by many records (labelled codes,
     CNAEs, municipalities, fixed labels) are built once and reused: they are frozen."""
@@ -243,6 +269,7 @@ class Builder:
         razao_social = text(row[30])
         nome_fantasia = text(row[4])
         especial = text(row[28])
+        registrations = _registrations(row[43])
         return Documento(
             cnpj=f"{root}{order}{digits}",
             cnpj_basico=root,
@@ -284,6 +311,7 @@ class Builder:
             situacao_especial=SituacaoEspecial(descricao=especial, data=iso_date(row[29]))
             if especial
             else None,
+            inscricoes_estaduais=registrations,
             busca=Busca(
                 razao_social=normalize_name(razao_social or ""),
                 nome_fantasia=normalize_name(nome_fantasia or ""),
@@ -296,6 +324,7 @@ class Builder:
                 municipio=municipio_words,
                 cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
                 cnae_descricao=self.cnae_words(principal) if principal else "",
+                inscricoes=[f"{r.uf}{r.inscricao_estadual}" for r in registrations],
             ),
         )
 

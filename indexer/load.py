@@ -59,6 +59,8 @@ class LoadReport(msgspec.Struct, kw_only=True):
     bad_rows_file: str | None = None
     missing_reference_codes: dict[str, int] = msgspec.field(default_factory=dict)
     municipalities_without_ibge: int = 0
+    registrations_without_establishment: int = 0
+    """State-registration rows whose CNPJ is not an establishment of the release (not loaded)."""
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
@@ -260,6 +262,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers))
         phases = {"read": time.perf_counter() - started}
         establishments = staging.build()
+        unmatched = staging.unmatched_registrations()
         phases["stage"] = time.perf_counter() - started - sum(phases.values())
         index = elastic.create_index(es, options.alias, mapping, options.shards)
         report = LoadReport(
@@ -270,6 +273,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             files=files,
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
+            registrations_without_establishment=unmatched,
             phases=phases,
         )
         progress.indexing(establishments)

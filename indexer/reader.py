@@ -7,6 +7,7 @@ one bad row never stops a load and none is dropped without a trace.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import IO
 
 import msgspec
 
-from app.domain import cnpj
+from app.domain import cnpj, state_registration
 from indexer.sources import COLUMNS, Kind
 
 
@@ -94,6 +95,63 @@ def _company_problem(fields: list[str]) -> Problem:
     return _root_problem(fields[0])
 
 
+def _date_problem(name: str, value: str) -> Problem:
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) == 8 and value.isascii() and value.isdigit():
+        try:
+            dt.date(int(value[:4]), int(value[4:6]), int(value[6:]))
+        except ValueError:
+            pass
+        else:
+            return None
+    return f"invalid {name}", f"{value!r}: use YYYYMMDD"
+
+
+def _registration_problem(fields: list[str]) -> Problem:
+    """A state-registration row: valid CNPJ, one of the 27 UFs, an inscrição estadual whose
+    check digits hold for that UF, a known situação and tipo, `YYYYMMDD` dates."""
+    check = cnpj.check(fields[0])
+    if check.problem is not None:
+        return "invalid CNPJ", f"{fields[0]!r}: {cnpj.MESSAGES[check.problem]}"
+    problem = state_registration.check(fields[1], fields[2])
+    if problem is state_registration.Problem.UF:
+        return "invalid UF", repr(fields[1])
+    if problem is not None:
+        return (
+            "invalid inscrição estadual",
+            f"{fields[2]!r} ({fields[1].strip().upper()}): {state_registration.MESSAGES[problem]}",
+        )
+    if fields[3].strip() and state_registration.tipo(fields[3]) is None:
+        return "invalid tipo", repr(fields[3])
+    if state_registration.situacao(fields[4]) is None:
+        return "invalid situação", repr(fields[4])
+    return _date_problem("data_situacao", fields[5]) or _date_problem("data_inicio", fields[6])
+
+
+def _stage_registration(fields: list[str]) -> list[str]:
+    """Canonical spellings, with the company root first (the staging bucket key)."""
+    number = cnpj.clean(fields[0])
+    return [
+        number[:8],
+        number,
+        fields[1].strip().upper(),
+        state_registration.clean(fields[2]),
+        state_registration.tipo(fields[3]) or "",
+        state_registration.situacao(fields[4]) or "",
+        fields[5].strip(),
+        fields[6].strip(),
+        " ".join(fields[7].split()).upper()[:60],
+    ]
+
+
+def stage(kind: Kind, fields: list[str]) -> list[str]:
+    """The fields of a valid row as the staging table stores them."""
+    stager = _STAGERS.get(kind)
+    return stager(fields) if stager else fields
+
+
 def _reference_problem(fields: list[str]) -> Problem:
     return None if fields[0].strip() else ("empty code", "")
 
@@ -109,4 +167,9 @@ _VALIDATORS: dict[Kind, Callable[[list[str]], Problem]] = {
     Kind.NATUREZAS: _reference_problem,
     Kind.PAISES: _reference_problem,
     Kind.QUALIFICACOES: _reference_problem,
+    Kind.INSCRICOES: _registration_problem,
+}
+
+_STAGERS: dict[Kind, Callable[[list[str]], list[str]]] = {
+    Kind.INSCRICOES: _stage_registration,
 }

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.reader import BadRow, read_rows
+from indexer.reader import BadRow, read_rows, stage
 from indexer.sources import Kind, Source
 
 SAMPLE_SIZE = 20
@@ -69,5 +69,5 @@ def read_file(job: ReadJob) -> ReadResult:
                 if sequence:
                     rows.writerow((*row.fields, f"{job.index:05d}{row.line:012d}"))
                 else:
-                    rows.writerow(row.fields)
+                    rows.writerow(stage(job.kind, row.fields))
     return result

@@ -32,6 +32,8 @@ class Kind(StrEnum):
     NATUREZAS = "naturezas"
     PAISES = "paises"
     QUALIFICACOES = "qualificacoes"
+    INSCRICOES = "inscricoes"
+    """State registrations (Sintegra): our own format, see docs/indexer.md."""
 
 
 COLUMNS: dict[Kind, int] = {
@@ -45,12 +47,15 @@ COLUMNS: dict[Kind, int] = {
     Kind.NATUREZAS: 2,
     Kind.PAISES: 2,
     Kind.QUALIFICACOES: 2,
+    Kind.INSCRICOES: 8,
 }
 
 REFERENCE_KINDS = frozenset(kind for kind, columns in COLUMNS.items() if columns == 2)
 
 # Markers, checked in order, against the folded member name and then the zip name.
 _MARKERS: tuple[tuple[str, Kind], ...] = (
+    ("inscric", Kind.INSCRICOES),
+    ("sintegra", Kind.INSCRICOES),
     ("estabele", Kind.ESTABELECIMENTOS),
     ("emprecsv", Kind.EMPRESAS),
     ("empresa", Kind.EMPRESAS),

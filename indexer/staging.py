@@ -41,11 +41,18 @@ SOCIO_COLUMNS = (
     "representante_documento", "representante_nome", "representante_qualificacao", "faixa",
 )  # fmt: skip
 
+INSCRICAO_COLUMNS = (
+    "cnpj_basico", "cnpj", "uf", "inscricao_estadual", "tipo", "situacao", "data_situacao",
+    "data_inicio", "regime_apuracao",
+)  # fmt: skip
+"""As staged by `indexer.reader.stage`: the root first, then the file's eight columns."""
+
 TABLES: dict[Kind, tuple[str, tuple[str, ...]]] = {
     Kind.ESTABELECIMENTOS: ("estabelecimentos", ESTABELECIMENTO_COLUMNS),
     Kind.EMPRESAS: ("empresas", EMPRESA_COLUMNS),
     Kind.SIMPLES: ("simples", SIMPLES_COLUMNS),
     Kind.SOCIOS: ("socios", (*SOCIO_COLUMNS, "seq")),
+    Kind.INSCRICOES: ("inscricoes", INSCRICAO_COLUMNS),
 }
 
 _JOIN = """
@@ -56,17 +63,26 @@ WITH partners AS (
                representante_documento, representante_nome, representante_qualificacao, faixa
            ) ORDER BY seq) AS socios
     FROM socios WHERE bucket = $bucket GROUP BY cnpj_basico
+), registrations AS (
+    SELECT cnpj,
+           list(struct_pack(
+               uf, inscricao_estadual, tipo, situacao, data_situacao, data_inicio,
+               regime_apuracao
+           ) ORDER BY uf, inscricao_estadual) AS inscricoes
+    FROM inscricoes WHERE bucket = $bucket GROUP BY cnpj
 )
 SELECT e.* EXCLUDE (bucket),
        c.razao_social, c.natureza, c.qualificacao_responsavel, c.capital, c.porte,
        c.ente_federativo,
        s.opcao_simples, s.data_opcao_simples, s.data_exclusao_simples,
        s.opcao_mei, s.data_opcao_mei, s.data_exclusao_mei,
-       p.socios
+       p.socios,
+       r.inscricoes
 FROM (SELECT * FROM estabelecimentos WHERE bucket = $bucket) e
 LEFT JOIN (SELECT * FROM empresas WHERE bucket = $bucket) c USING (cnpj_basico)
 LEFT JOIN (SELECT * FROM simples WHERE bucket = $bucket) s USING (cnpj_basico)
 LEFT JOIN partners p USING (cnpj_basico)
+LEFT JOIN registrations r ON r.cnpj = e.cnpj_basico || e.cnpj_ordem || e.cnpj_dv
 """
 
 JOINED_COLUMNS = (
@@ -74,6 +90,7 @@ JOINED_COLUMNS = (
     *EMPRESA_COLUMNS[1:],
     *SIMPLES_COLUMNS[1:],
     "socios",
+    "inscricoes",
 )
 
 
@@ -132,6 +149,14 @@ class Staging:
             for part in parts:
                 part.unlink()
         return establishments
+
+    def unmatched_registrations(self) -> int:
+        """State registrations whose CNPJ is not an establishment of the release."""
+        row = self.con.execute(
+            "SELECT count(*) FROM inscricoes i ANTI JOIN estabelecimentos e "
+            "ON i.bucket = e.bucket AND i.cnpj = e.cnpj_basico || e.cnpj_ordem || e.cnpj_dv"
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     @property
     def database(self) -> Path:

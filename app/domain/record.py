@@ -135,6 +135,22 @@ class Socio(msgspec.Struct, frozen=True, kw_only=True):
     representante_legal: Representante | None
 
 
+class InscricaoEstadual(msgspec.Struct, frozen=True, kw_only=True):
+    """A state registration (Sintegra) of the establishment in one UF."""
+
+    uf: str
+    inscricao_estadual: str
+    """Digits only, as the state issues it (`P` first for São Paulo's rural producers)."""
+    inscricao_formatada: str
+    tipo: str | None
+    situacao: str
+    habilitada: bool
+    """True when the registration may issue invoices (situação HABILITADO)."""
+    data_situacao: str | None
+    data_inicio: str | None
+    regime_apuracao: str | None
+
+
 class Empresa(msgspec.Struct, frozen=True, kw_only=True):
     """The full record of one establishment, as `GET /v1/cnpj/{cnpj}` returns it."""
 
@@ -158,6 +174,7 @@ class Empresa(msgspec.Struct, frozen=True, kw_only=True):
     mei: Opcao | None
     socios: list[Socio]
     situacao_especial: SituacaoEspecial | None
+    inscricoes_estaduais: list[InscricaoEstadual] = msgspec.field(default_factory=list)
     hash: str = ""
     """Content hash of every other field: equal hashes mean an unchanged record."""
 
@@ -176,6 +193,8 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     municipio: str
     cnaes: list[str]
     cnae_descricao: str
+    inscricoes: list[str] = msgspec.field(default_factory=list)
+    """`<UF><inscrição estadual>` of each state registration, for lookups by registration."""
 
 
 class Documento(Empresa, frozen=True, kw_only=True):

@@ -7,9 +7,10 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.reader import BadRow, Row, read_rows
+from app.domain.codes import UFS
+from indexer.reader import BadRow, Row, read_rows, stage
 from indexer.sources import COLUMNS, Kind, scan
-from tests.conftest import RECEITA_SAMPLE
+from tests.conftest import RECEITA_SAMPLE, ROOT
 
 TEST_ROWS = {f"990000{n:02d}0001" for n in range(1, 7)}
 
@@ -21,7 +22,8 @@ def _lines(path: str) -> int:
 
 def test_read_rows_receita_sample_every_row_parses() -> None:
     recognised, ignored = scan(RECEITA_SAMPLE)
-    assert {item.kind for item in recognised} == set(Kind)
+    # Receita publishes no state registrations: that file is ours (see the next test).
+    assert {item.kind for item in recognised} == set(Kind) - {Kind.INSCRICOES}
     assert [item.source.name for item in ignored] == ["PROVENANCE.md"]
     for item in recognised:
         with item.source.open() as stream:
@@ -37,6 +39,17 @@ def test_read_rows_receita_sample_every_row_parses() -> None:
             assert len(good) == 2000
         else:
             assert bad == [], item.source.name
+
+
+def test_read_rows_shipped_registrations_all_valid() -> None:
+    path = ROOT / "fixtures" / "sample" / "INSCRICOES.ESTADUAIS.csv"
+    with path.open("rb") as stream:
+        rows = list(read_rows(stream, path.name, Kind.INSCRICOES))
+    assert len(rows) == _lines(str(path)) > 1000
+    assert all(isinstance(row, Row) for row in rows)
+    assert {stage(Kind.INSCRICOES, row.fields)[2] for row in rows if isinstance(row, Row)} <= set(
+        UFS
+    )
 
 
 def test_read_rows_latin1_text_decoded() -> None:

@@ -5,7 +5,7 @@ import zipfile
 from pathlib import Path
 
 from indexer.sources import Kind, scan
-from tests.conftest import PEER_DATA, RECEITA_SAMPLE
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT
 
 
 def test_scan_peer_release_zips_recognised_by_kind() -> None:
@@ -34,3 +34,19 @@ def test_scan_member_names_unstable_kind_from_name_or_columns(tmp_path: Path) ->
         "Simples.zip:F.K03200$W.SIMPLES.CSV.D61108": Kind.SIMPLES,
         "part-0007.csv": Kind.SOCIOS,
     }
+
+
+def test_scan_state_registrations_by_name_only(tmp_path: Path) -> None:
+    registrations = ROOT / "fixtures" / "sample" / "INSCRICOES.ESTADUAIS.csv"
+    with zipfile.ZipFile(tmp_path / "Sintegra.zip", "w") as archive:
+        archive.write(registrations, "D61108.IE.CSV")
+    shutil.copy(registrations, tmp_path / "inscricoes-estaduais-2026-11.csv")
+    shutil.copy(registrations, tmp_path / "part-0001.csv")
+    recognised, ignored = scan(tmp_path)
+    assert {item.source.name: item.kind for item in recognised} == {
+        "Sintegra.zip:D61108.IE.CSV": Kind.INSCRICOES,
+        "inscricoes-estaduais-2026-11.csv": Kind.INSCRICOES,
+    }
+    assert [(item.source.name, item.reason) for item in ignored] == [
+        ("part-0001.csv", "not a Receita CNPJ file (8 columns in its first row)")
+    ]
