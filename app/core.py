@@ -22,6 +22,7 @@ from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
 from app.partners.routes import company_partners, partner_companies
 from app.settings import Settings, get_settings
+from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
 
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             batch_lookup,
             partner_companies,
             company_partners,
+            state_registrations,
             service_status,
         ],
         lifespan=[lifespan],
