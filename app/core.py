@@ -21,6 +21,7 @@ from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
 from app.partners.routes import company_partners, partner_companies
+from app.search.routes import by_name, search_get, search_post, seek_get, seek_post
 from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
@@ -66,6 +67,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             partner_companies,
             company_partners,
             state_registrations,
+            search_get,
+            search_post,
+            seek_get,
+            seek_post,
+            by_name,
             service_status,
         ],
         lifespan=[lifespan],

@@ -1,0 +1,279 @@
+"""Search filters: one Struct for the query string and the JSON body, checked field by field
+and turned into Elasticsearch filter clauses.
+
+Every value is bounded (lengths, ranges, list sizes), so no filter can make a query scan the
+whole index in an unbounded way: codes are exact terms or short prefixes of keyword fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import msgspec
+
+from app.domain import codes
+from app.domain.text import digits, normalize
+from app.errors import BadRequestError
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_TEXT = 200
+MAX_LIST = 27
+FACETS = {
+    "uf": "endereco.uf",
+    "cnae": "cnae_principal.grupo.divisao",
+    "municipio": "endereco.municipio.codigo",
+    "situacao": "situacao_cadastral.codigo",
+}
+"""Facet name -> the keyword field counted."""
+
+_SITUACOES = {
+    **{code: code for code in codes.SITUACAO_CADASTRAL},
+    **{code.lstrip("0"): code for code in codes.SITUACAO_CADASTRAL},
+    **{normalize(label): code for code, label in codes.SITUACAO_CADASTRAL.items()},
+    "ativo": "02",
+    "suspenso": "03",
+    "inapto": "04",
+    "baixado": "08",
+}
+_PORTES = {
+    **{code: code for code in codes.PORTE},
+    "me": "01",
+    "micro": "01",
+    "microempresa": "01",
+    "epp": "03",
+    "pequeno": "03",
+    "demais": "05",
+    "nao informado": "00",
+}
+_EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
+
+
+class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Filters shared by `/search`, `/seek` and `/nome` (each takes the ones it documents)."""
+
+    q: str | None = None
+    """Free text over legal name, trade name and partner names (`/search`)."""
+    nome: str | None = None
+    """Legal or trade name (`/seek`, `/nome`)."""
+    uf: str | None = None
+    cnae: str | None = None
+    cnae_secundario: bool | None = None
+    telefone: str | None = None
+    email: str | None = None
+    municipio: str | None = None
+    cep: str | None = None
+    ddd: str | None = None
+    capital_min: float | None = None
+    capital_max: float | None = None
+    abertura_de: dt.date | None = None
+    abertura_ate: dt.date | None = None
+    porte: str | None = None
+    natureza: str | None = None
+    situacao: str | None = None
+    matriz: bool | None = None
+    simples: bool | None = None
+    mei: bool | None = None
+    com_email: bool | None = None
+    com_telefone: bool | None = None
+    limit: int = DEFAULT_LIMIT
+    cursor: str | None = None
+    facets: str | None = None
+    """Comma-separated facet names: uf, cnae, municipio, situacao (first page only)."""
+
+
+FIELDS = tuple(Filtros.__struct_fields__)
+
+
+def bad(field: str, message: str, value: Any = None) -> BadRequestError:
+    shown = value[:64] if isinstance(value, str) else value
+    return BadRequestError(message, details={"campo": field, "valor": shown})
+
+
+def from_query(params: dict[str, str]) -> Filtros:
+    """Filters from query-string values (strings converted to each field's type)."""
+    return _convert(dict(params), strict=False)
+
+
+def from_body(raw: bytes) -> Filtros:
+    """Filters from a JSON body; unknown fields and wrong types are 400s naming the field."""
+    try:
+        data = msgspec.json.decode(raw) if raw.strip() else {}
+    except msgspec.DecodeError as error:
+        raise BadRequestError(f"Corpo JSON inválido: {error}") from error
+    if not isinstance(data, dict):
+        raise BadRequestError("O corpo deve ser um objeto JSON com os filtros.")
+    return _convert(data, strict=True)
+
+
+def _convert(data: dict[str, Any], strict: bool) -> Filtros:
+    try:
+        return msgspec.convert(data, Filtros, strict=strict)
+    except msgspec.ValidationError as error:
+        text = str(error)
+        field = text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+        if text.startswith("Object contains unknown field"):
+            field = text.split("`")[1]
+            raise BadRequestError(
+                f"Filtro desconhecido: {field}.", details={"campo": field, "aceitos": FIELDS}
+            ) from error
+        raise BadRequestError(f"Valor inválido: {text}.", details={"campo": field}) from error
+
+
+def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
+    values = [item for item in raw.split(",") if item.strip()]
+    if not values or len(values) > MAX_LIST:
+        raise bad(field, f"{field}: informe de 1 a {MAX_LIST} valores separados por vírgula.", raw)
+    found = []
+    for value in values:
+        code = table.get(normalize(value)) or table.get(value.strip())
+        if code is None:
+            raise bad(field, f"{field}: valor desconhecido {value.strip()[:32]!r}.", raw)
+        found.append(code)
+    return sorted(set(found))
+
+
+def _ufs(raw: str) -> list[str]:
+    return _codes("uf", raw, {uf.lower(): uf for uf in codes.UFS})
+
+
+def _cnae_clause(raw: str, secondary: bool) -> dict[str, Any]:
+    code = digits(raw)
+    if len(code) not in (2, 3, 4, 5, 7) or len(code) != len(re.sub(r"[\s./\-]", "", raw)):
+        raise bad("cnae", "cnae: código de 2 (divisão), 3 (grupo), 4-5 (classe) ou 7 dígitos.", raw)
+    if secondary:
+        return (
+            {"term": {"busca.cnaes": code}} if len(code) == 7 else {"prefix": {"busca.cnaes": code}}
+        )
+    field = {
+        2: "cnae_principal.grupo.divisao",
+        3: "cnae_principal.grupo.grupo",
+        5: "cnae_principal.grupo.classe",
+        7: "cnae_principal.codigo",
+    }.get(len(code))
+    if field is None:  # 4 digits: a class without its check digit
+        return {"prefix": {"cnae_principal.grupo.classe": code}}
+    return {"term": {field: code}}
+
+
+def _phone_clause(raw: str) -> dict[str, Any]:
+    number = digits(raw)
+    if len(number) not in (8, 9, 10, 11) or len(raw) > 32:
+        raise bad("telefone", "telefone: 8 ou 9 dígitos, com ou sem o DDD na frente.", raw)
+    if len(number) >= 10:
+        return {
+            "bool": {
+                "filter": [
+                    {"term": {"contato.telefones.ddd": number[:2]}},
+                    {"term": {"contato.telefones.numero": number[2:]}},
+                ]
+            }
+        }
+    return {"term": {"contato.telefones.numero": number}}
+
+
+def _municipio_clause(raw: str) -> dict[str, Any]:
+    value = raw.strip()
+    if value.isdigit() and len(value) in (4, 7):
+        field = "endereco.municipio.codigo" if len(value) == 4 else "endereco.municipio.codigo_ibge"
+        return {"term": {field: value}}
+    words = normalize(value)
+    if not words or len(value) > 100:
+        raise bad("municipio", "municipio: nome, código da Receita (4) ou do IBGE (7).", raw)
+    return {"match": {"busca.municipio": {"query": words, "operator": "and"}}}
+
+
+def _range(field: str, low: Any, high: Any, name: str) -> dict[str, Any] | None:
+    if low is None and high is None:
+        return None
+    if low is not None and high is not None and low > high:
+        raise bad(name, f"{name}: o mínimo é maior que o máximo.", f"{low} > {high}")
+    bounds: dict[str, Any] = {}
+    if low is not None:
+        bounds["gte"] = low.isoformat() if isinstance(low, dt.date) else low
+    if high is not None:
+        bounds["lte"] = high.isoformat() if isinstance(high, dt.date) else high
+    return {"range": {field: bounds}}
+
+
+def check_common(filters: Filtros) -> None:
+    """Checks that do not depend on the route: limit, text lengths, facet names."""
+    if not 1 <= filters.limit <= MAX_LIMIT:
+        raise bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", filters.limit)
+    for name in ("q", "nome"):
+        value = getattr(filters, name)
+        if value is not None and len(value) > MAX_TEXT:
+            raise bad(name, f"{name}: no máximo {MAX_TEXT} caracteres.", len(value))
+    facet_names(filters)
+
+
+def facet_names(filters: Filtros) -> list[str]:
+    if filters.facets is None:
+        return []
+    names = sorted({name.strip() for name in filters.facets.split(",") if name.strip()})
+    unknown = [name for name in names if name not in FACETS]
+    if unknown or not names:
+        raise bad("facets", f"facets: use {', '.join(FACETS)}.", filters.facets)
+    return names
+
+
+def clauses(filters: Filtros) -> list[dict[str, Any]]:
+    """The filter clauses of every structured filter that is set."""
+    found: list[dict[str, Any]] = []
+    if filters.uf is not None:
+        found.append({"terms": {"endereco.uf": _ufs(filters.uf)}})
+    if filters.cnae is not None:
+        found.append(_cnae_clause(filters.cnae, bool(filters.cnae_secundario)))
+    if filters.telefone is not None:
+        found.append(_phone_clause(filters.telefone))
+    if filters.email is not None:
+        email = filters.email.strip()
+        if not _EMAIL.fullmatch(email):
+            raise bad("email", "email: endereço completo (nome@dominio).", filters.email)
+        found.append({"term": {"contato.emails": email.lower()}})
+    if filters.municipio is not None:
+        found.append(_municipio_clause(filters.municipio))
+    if filters.cep is not None:
+        cep = digits(filters.cep)
+        if not 1 <= len(cep) <= 8 or len(filters.cep) > 16:
+            message = "cep: 8 dígitos, ou os primeiros para buscar pelo prefixo."
+            raise bad("cep", message, filters.cep)
+        found.append({"term" if len(cep) == 8 else "prefix": {"endereco.cep": cep}})
+    if filters.ddd is not None:
+        if not (len(filters.ddd) == 2 and filters.ddd.isdigit()):
+            raise bad("ddd", "ddd: 2 dígitos.", filters.ddd)
+        found.append({"term": {"contato.telefones.ddd": filters.ddd}})
+    for name in ("capital_min", "capital_max"):
+        value = getattr(filters, name)
+        if value is not None and not 0 <= value < 1e15:
+            raise bad(name, f"{name}: valor entre 0 e 10^15.", value)
+    capital = _range("capital_social", filters.capital_min, filters.capital_max, "capital_min")
+    opened = _range("abertura", filters.abertura_de, filters.abertura_ate, "abertura_de")
+    found.extend(clause for clause in (capital, opened) if clause)
+    if filters.porte is not None:
+        found.append({"terms": {"porte.codigo": _codes("porte", filters.porte, _PORTES)}})
+    if filters.natureza is not None:
+        nature = digits(filters.natureza)
+        if len(nature) != 4 or len(filters.natureza.strip()) > 5:
+            message = "natureza: código de 4 dígitos (2062, 2135...)."
+            raise bad("natureza", message, filters.natureza)
+        found.append({"term": {"natureza_juridica.codigo": nature}})
+    if filters.situacao is not None:
+        situations = _codes("situacao", filters.situacao, _SITUACOES)
+        found.append({"terms": {"situacao_cadastral.codigo": situations}})
+    if filters.matriz is not None:
+        found.append({"term": {"matriz_filial.codigo": "1" if filters.matriz else "2"}})
+    for name, field in (
+        ("simples", "simples.optante"),
+        ("mei", "mei.optante"),
+        ("com_email", "contato.disponibilidade.email"),
+        ("com_telefone", "contato.disponibilidade.telefone"),
+    ):
+        value = getattr(filters, name)
+        if value is True:
+            found.append({"term": {field: True}})
+        elif value is False:  # companies without the record count as "not"
+            found.append({"bool": {"must_not": {"term": {field: True}}}})
+    return found

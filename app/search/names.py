@@ -1,0 +1,151 @@
+"""The name query: finds the company the analyst means from a sloppy name.
+
+The text goes through `app.domain.text.name_tokens` (accents, case, punctuation, legal suffixes,
+abbreviations), the same function the indexer used for `busca.*`, so both sides agree. Then one
+query tolerates what is left:
+
+- word order and missing words' order: every word must match, in any order (`operator: and`);
+- a typo per word: `fuzziness: AUTO` (one edit from 3 letters, two from 6);
+- prefixes while typing: `match_bool_prefix` on the last word (served by `index_prefixes`);
+- joined or split words: the `.juntas` fields also index each pair of adjacent words glued
+  together (`bompreco` for `BOM PRECO`), and the query tries each adjacent pair of its own words
+  glued, so `BOM PRECO` finds `BOMPRECO` and the other way round.
+
+Ranking adds on top: an exact normalised name, then the words as a phrase, then active
+establishments and the matriz, each as a fixed boost so equal matches are ordered by them.
+User text never reaches a query parser: `*`, `"`, `AND`, `/regex/` or `~` are plain characters
+that normalisation drops or keeps as words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.domain.text import COMPANY_SUFFIXES, name_tokens, tokens
+
+MAX_WORDS = 8
+EXACT_BOOST = 30.0
+PHRASE_BOOST = 6.0
+PREFIX_BOOST = 3.0
+ACTIVE_BOOST = 1.5
+MATRIZ_BOOST = 0.5
+
+
+def words(text: str) -> list[str]:
+    """The normalised words a name query searches for (at most `MAX_WORDS`).
+
+    Legal suffixes are dropped at both ends (a user may type `S/A SECURITIZADORA OTIMYZA`),
+    unless nothing else is left."""
+    found = name_tokens(text) or tokens(text)  # a name made of suffixes only: keep them
+    start = 0
+    while start < len(found) - 1 and found[start] in COMPANY_SUFFIXES:
+        start += 1
+    return found[start:][:MAX_WORDS]
+
+
+def joined_variants(text: str) -> list[str]:
+    """The query with one pair of adjacent words glued, for each pair, normalised after
+    gluing (so `SERV ICOS` is tried as `servicos`, not as `servicos icos`)."""
+    raw = tokens(text)[: MAX_WORDS + 1]
+    found = []
+    for i in range(len(raw) - 1):
+        glued = " ".join(words(" ".join([*raw[:i], raw[i] + raw[i + 1], *raw[i + 2 :]])))
+        if glued and glued not in found:
+            found.append(glued)
+    return found
+
+
+def _field_clauses(
+    field: str, terms: list[str], glued: list[str], weight: float
+) -> list[dict[str, Any]]:
+    phrase = " ".join(terms)
+    clauses: list[dict[str, Any]] = [
+        {
+            "match": {
+                field: {
+                    "query": phrase,
+                    "operator": "and",
+                    "fuzziness": "AUTO",
+                    "max_expansions": 20,
+                    "boost": weight,
+                }
+            }
+        },
+        {
+            "match_bool_prefix": {
+                field: {
+                    "query": phrase,
+                    "operator": "and",
+                    "fuzziness": "AUTO",
+                    "max_expansions": 20,
+                    "boost": 0.8 * weight,
+                }
+            }
+        },
+    ]
+    clauses.extend(
+        {"match": {f"{field}.juntas": {"query": variant, "operator": "and", "boost": weight}}}
+        for variant in [phrase, *glued]
+    )
+    return clauses
+
+
+def _rank_clauses(field: str, terms: list[str], weight: float) -> list[dict[str, Any]]:
+    phrase = " ".join(terms)
+    return [
+        _fixed({"term": {f"{field}.exato": phrase}}, EXACT_BOOST * weight),
+        {"match_phrase": {field: {"query": phrase, "slop": 1, "boost": PHRASE_BOOST * weight}}},
+        {
+            "match_phrase_prefix": {
+                field: {"query": phrase, "max_expansions": 20, "boost": PREFIX_BOOST * weight}
+            }
+        },
+    ]
+
+
+def name_query(
+    text: str, *, trade_weight: float = 1.0, partners: bool = False
+) -> dict[str, Any] | None:
+    """Bool query matching `text` in the legal or trade name (and partner names when
+    `partners`), ranked for the company the user means; None when `text` has no words."""
+    terms = words(text)
+    if not terms:
+        return None
+    glued = joined_variants(text)
+    fields = (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+    matches = [
+        clause for name, weight in fields for clause in _field_clauses(name, terms, glued, weight)
+    ]
+    if partners:
+        matches.append(
+            {
+                "match": {
+                    "busca.socios": {
+                        "query": " ".join(terms),
+                        "operator": "and",
+                        "fuzziness": "AUTO",
+                        "max_expansions": 20,
+                        "boost": 0.5,
+                    }
+                }
+            }
+        )
+    ranking = [clause for field, weight in fields for clause in _rank_clauses(field, terms, weight)]
+    return {
+        "bool": {
+            "must": [{"bool": {"should": matches, "minimum_should_match": 1}}],
+            "should": ranking,
+        }
+    }
+
+
+def ranking_boosts() -> list[dict[str, Any]]:
+    """Active establishments, then the matriz, above otherwise equal ones."""
+    return [
+        _fixed({"term": {"situacao_cadastral.codigo": "02"}}, ACTIVE_BOOST),
+        _fixed({"term": {"matriz_filial.codigo": "1"}}, MATRIZ_BOOST),
+    ]
+
+
+def _fixed(clause: dict[str, Any], boost: float) -> dict[str, Any]:
+    return {"constant_score": {"filter": clause, "boost": boost}}
