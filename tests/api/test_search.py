@@ -1,0 +1,263 @@
+"""`/search`, `/seek` and `/nome` on a release of real names among generated ones."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from elasticsearch import Elasticsearch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import ROOT, Loader, Server
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from search_eval import build_release, evaluate, load_queries
+
+SAMPLE = ROOT / "fixtures" / "sample"
+
+
+@pytest.fixture(scope="module")
+def alias(
+    load: Loader, new_alias: Callable[[], str], tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    release = tmp_path_factory.mktemp("eval") / "release"
+    build_release(release, background=3000)
+    name = new_alias()
+    load(release, name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def server(alias: str) -> Iterator[Server]:
+    running = Server(alias, workers=2)
+    yield running
+    assert "Traceback" not in running.stop()
+
+
+@pytest.fixture(scope="module")
+def api(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+def test_name_relevance_on_labelled_queries(server: Server) -> None:
+    queries = load_queries()[::6]
+    result = evaluate(server.url, queries, "nome")
+    assert result["queries"] > 800
+    assert result["mrr_at_10"] >= 0.9, result["worst"]
+    assert result["hit_at_1"] >= 0.9, result["worst"]
+
+
+def test_search_relevance_on_labelled_queries(server: Server) -> None:
+    result = evaluate(server.url, load_queries()[3::20], "search")
+    assert result["mrr_at_10"] >= 0.9, result["worst"]
+
+
+def test_search_tolerates_sloppy_names(api: httpx.Client) -> None:
+    # Real trade name of the sample: "MISTER - SERVICE" (13810056000153).
+    for typed in ("mister service", "Míster-Servíce", "SERVICE MISTER", "mistr service",
+                  "misterservice", "mister serv"):  # fmt: skip
+        top = api.get("/v1/search", params={"q": typed}).json()["data"]
+        assert top, typed
+        assert top[0]["cnpj"] == "13810056000153", typed
+
+
+def test_search_finds_partner_names(api: httpx.Client, es: Elasticsearch, alias: str) -> None:
+    found = es.search(
+        index=alias, query={"exists": {"field": "busca.socios"}}, size=1, source=["cnpj", "socios"]
+    )["hits"]["hits"][0]["_source"]
+    partner = found["socios"][0]["nome"]
+    hits = api.get("/search", params={"q": partner, "limit": 100}).json()["data"]
+    assert found["cnpj"] in [hit["cnpj"] for hit in hits]
+    by_name = api.get("/nome", params={"nome": partner, "limit": 100}).json()["data"]
+    assert found["cnpj"] not in [hit["cnpj"] for hit in by_name]  # /nome is names only
+
+
+def test_active_and_matriz_rank_first_among_equals(api: httpx.Client) -> None:
+    hits = api.get("/seek", params={"uf": "SP", "limit": 100}).json()["data"]
+    ranks = [(h["situacao_cadastral"] == "ATIVA", h["matriz_filial"] == "MATRIZ") for h in hits]
+    assert ranks == sorted(ranks, reverse=True)
+
+
+def _es_count(es: Elasticsearch, alias: str, query: dict[str, Any]) -> int:
+    return int(es.count(index=alias, query=query)["count"])
+
+
+@pytest.mark.parametrize(
+    ("params", "check"),
+    [
+        ({"uf": "BA,PE"}, lambda hit: hit["uf"] in {"BA", "PE"}),
+        ({"cnae": "47"}, lambda hit: hit["cnae_principal"].startswith("47")),
+        ({"cnae": "4781-4/00"}, lambda hit: hit["cnae_principal"] == "4781400"),
+        ({"cep": "010"}, lambda hit: hit["cep"].startswith("010")),
+        ({"capital_min": "1000", "capital_max": "50000"},
+         lambda hit: 1000 <= hit["capital_social"] <= 50000),
+        ({"abertura_de": "2010-01-01", "abertura_ate": "2012-12-31"},
+         lambda hit: "2010-01-01" <= hit["abertura"] <= "2012-12-31"),
+        ({"situacao": "baixada"}, lambda hit: hit["situacao_cadastral"] == "BAIXADA"),
+        ({"matriz": "false"}, lambda hit: hit["matriz_filial"] == "FILIAL"),
+        ({"municipio": "3550308"}, lambda hit: hit["codigo_ibge"] == "3550308"),
+        ({"porte": "me,epp"},
+         lambda hit: hit["porte"] in {"MICRO EMPRESA", "EMPRESA DE PEQUENO PORTE"}),
+    ],
+)  # fmt: skip
+def test_seek_filters_hold_on_every_hit(
+    api: httpx.Client, params: dict[str, str], check: Callable[[dict[str, Any]], bool]
+) -> None:
+    for method in ("GET", "POST"):
+        if method == "GET":
+            response = api.get("/v1/seek", params={**params, "limit": "100"})
+        else:
+            body = {**params, "limit": 100}
+            for key in ("capital_min", "capital_max"):
+                if key in body:
+                    body[key] = float(body[key])
+            body = {k: (v == "true" if v in ("true", "false") else v) for k, v in body.items()}
+            response = api.post("/v1/seek", json=body)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        assert page["total"] > 0, params
+        assert all(check(hit) for hit in page["data"]), params
+
+
+def test_seek_total_matches_index(api: httpx.Client, es: Elasticsearch, alias: str) -> None:
+    page = api.get("/seek", params={"uf": "BA", "com_email": "true"}).json()
+    expected = _es_count(es, alias, {"bool": {"filter": [
+        {"term": {"endereco.uf": "BA"}}, {"term": {"contato.disponibilidade.email": True}}
+    ]}})  # fmt: skip
+    assert page["total"] == expected > 0
+
+
+def test_facets_count_the_whole_result(api: httpx.Client) -> None:
+    page = api.get("/seek", params={"cnae": "47", "facets": "uf,situacao,cnae"}).json()
+    assert sum(item["total"] for item in page["facets"]["situacao"]) == page["total"]
+    assert [item["valor"] for item in page["facets"]["cnae"]] == ["47"]
+
+
+def _all_pages(api: httpx.Client, path: str, params: dict[str, str]) -> tuple[list[str], int]:
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = api.get(path, params={**params, **({"cursor": cursor} if cursor else {})}).json()
+        seen += [hit["cnpj"] for hit in page["data"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return seen, page["total"]
+
+
+def test_cursor_walks_every_hit_once(api: httpx.Client) -> None:
+    seen, total = _all_pages(api, "/v1/search", {"q": "mercado", "limit": "13"})
+    assert total > 13
+    assert len(seen) == len(set(seen)) == total
+
+
+def test_cursor_tampered_or_reused_with_other_filters(api: httpx.Client) -> None:
+    first = api.get("/seek", params={"uf": "SP", "limit": "2"}).json()
+    cursor = first["next_cursor"]
+    assert cursor
+    for params in ({"uf": "RJ", "cursor": cursor}, {"uf": "SP", "cursor": cursor[:-4] + "AAAA"},
+                   {"uf": "SP", "cursor": "x" * 5000}, {"uf": "SP", "cursor": "%%%"}):  # fmt: skip
+        response = api.get("/seek", params=params)
+        assert response.status_code == 400, params
+        assert response.json()["details"]["campo"] == "cursor"
+
+
+def test_cursor_survives_release_swap(
+    load: Loader, new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    name = new_alias()
+    load(SAMPLE, name)
+    server = Server(name, workers=1)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            first = client.get("/seek", params={"uf": "SP", "limit": "5"}).json()
+            release = tmp_path / "smaller"
+            release.mkdir()
+            for path in SAMPLE.glob("*.csv"):
+                if "ESTABELE" not in path.name:
+                    shutil.copy(path, release / path.name)
+            lines = (SAMPLE / "ESTABELE.csv").read_bytes().splitlines(keepends=True)
+            (release / "ESTABELE.csv").write_bytes(b"".join(lines[:300]))
+            load(release, name)  # the alias now serves a release with fewer companies
+            assert client.get("/seek", params={"uf": "SP"}).json()["total"] < first["total"]
+            rest, _ = _all_pages(
+                client, "/seek", {"uf": "SP", "limit": "5", "cursor": first["next_cursor"]}
+            )
+            seen = [hit["cnpj"] for hit in first["data"]] + rest
+            assert len(seen) == len(set(seen)) == first["total"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/search", {}, None),
+        ("/search", {"q": ""}, "q"),
+        ("/search", {"q": "a" * 10_000}, "q"),
+        ("/search", {"q": "*"}, "q"),
+        ("/search", {"q": "x", "limit": "-1"}, "limit"),
+        ("/search", {"q": "x", "limit": "100000000000000000000"}, "limit"),
+        ("/search", {"q": "x", "nome": "y"}, None),
+        ("/seek", {"q": "x"}, None),
+        ("/seek", {"uf": "SP", "color": "red"}, None),
+        ("/seek", {"uf": "SP", "capital_min": "muito"}, "capital_min"),
+        ("/seek", {"uf": "SP", "abertura_de": "ontem"}, "abertura_de"),
+        ("/nome", {}, "nome"),
+        ("/nome", {"nome": "x", "cnae": "47"}, None),
+    ],
+)
+def test_bad_search_input_named(
+    api: httpx.Client, path: str, params: dict[str, str], field: str | None
+) -> None:
+    response = api.get(path, params=params)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    if field:
+        assert body["details"]["campo"] == field
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"{nome", 400), (b"[]", 400), (b'{"nome": "x", "limit": "10"}', 400),
+        (b'{"nome": "x", "filtro": 1}', 400), (b'{"q": "x"}', 400), (b"", 400),
+        (b'{"nome": "padaria"}', 200),
+    ],
+)  # fmt: skip
+def test_seek_body_checked(api: httpx.Client, body: bytes, status: int) -> None:
+    response = api.post("/seek", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == status, response.text
+
+
+@pytest.mark.parametrize(
+    "typed", ['"mercado', "mercado AND NOT padaria", "/merc.*/", "mercado~2", "merc*", "\x00\x1b"]
+)
+def test_query_syntax_is_plain_text(api: httpx.Client, typed: str) -> None:
+    response = api.get("/search", params={"q": typed})
+    assert response.status_code in (200, 400)
+    if response.status_code == 200:
+        assert "termos" in response.json()["filtros"]
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from(["/search", "/seek", "/nome"]),
+    st.dictionaries(
+        st.sampled_from(["q", "nome", "uf", "cnae", "cep", "limit", "cursor", "capital_min",
+                         "situacao", "facets", "telefone", "municipio", "zzz"]),
+        st.text(max_size=40),
+        max_size=4,
+    ),
+)  # fmt: skip
+def test_any_input_is_200_or_400(api: httpx.Client, path: str, params: dict[str, str]) -> None:
+    response = api.get(path, params=params)
+    assert response.status_code in (200, 400), response.text
+    assert response.headers["content-type"].startswith("application/json")
