@@ -16,11 +16,13 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from app.batch.routes import batch_lookup
+from app.catalog.routes import city_autocomplete, cnae_autocomplete
 from app.errors import HANDLERS
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
 from app.partners.routes import company_partners, partner_companies
+from app.search.city_routes import city_categories, companies_by_city
 from app.search.routes import by_name, search_get, search_post, seek_get, seek_post
 from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
@@ -72,6 +74,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
             seek_get,
             seek_post,
             by_name,
+            companies_by_city,
+            city_categories,
+            cnae_autocomplete,
+            city_autocomplete,
             service_status,
         ],
         lifespan=[lifespan],

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 from elasticsearch import Elasticsearch
 
+from app.domain.catalog import catalog_name
 from app.lib.elastic import MsgspecSerializer
 
 MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
@@ -229,15 +230,28 @@ def alias_targets(es: Elasticsearch, alias: str) -> list[str]:
     return sorted(es.indices.get_alias(name=alias).body)
 
 
-def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
-    """Point `alias` at `index` alone, atomically; returns the indices it left."""
+def _point(es: Elasticsearch, alias: str, index: str) -> tuple[list[dict[str, Any]], list[str]]:
     previous = [name for name in alias_targets(es, alias) if name != index]
     actions: list[dict[str, Any]] = [
         {"remove": {"index": name, "alias": alias}} for name in previous
     ]
     actions.append({"add": {"index": index, "alias": alias}})
+    return actions, previous
+
+
+def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
+    """Point `alias` at `index` alone, and the catalog alias at its catalog when it has one,
+    in one atomic call; returns the release indices `alias` left."""
+    actions, previous = _point(es, alias, index)
+    if es.indices.exists(index=catalog_name(index)):
+        actions += _point(es, catalog_name(alias), catalog_name(index))[0]
     es.indices.update_aliases(actions=actions)
     return previous
+
+
+def delete_release(es: Elasticsearch, index: str) -> None:
+    """Delete a release index and its catalog."""
+    es.indices.delete(index=[index, catalog_name(index)], ignore_unavailable=True)
 
 
 def list_indices(es: Elasticsearch, alias: str) -> list[IndexInfo]:
@@ -284,5 +298,5 @@ def drop_old(es: Elasticsearch, alias: str, keep: int) -> list[str]:
     indices = list_indices(es, alias)
     doomed = [info.name for info in indices[keep:] if not info.live]
     for name in doomed:
-        es.indices.delete(index=name)
+        delete_release(es, name)
     return doomed

@@ -17,7 +17,7 @@ from typing import IO, Any
 import msgspec
 from elasticsearch import Elasticsearch
 
-from indexer import elastic, produce
+from indexer import catalog, elastic, produce
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
@@ -217,8 +217,10 @@ def _tally(
         bad_rows.by_reason["rejected by Elasticsearch"] += unlisted
 
 
-def _publish(es: Elasticsearch, report: LoadReport, mapping: dict[str, Any], swap: bool) -> None:
-    """Serving settings, the count check, then the atomic alias swap."""
+def _publish(
+    es: Elasticsearch, report: LoadReport, mapping: dict[str, Any], refs: References, swap: bool
+) -> None:
+    """Serving settings, the count check, the reference catalog, then the atomic alias swap."""
     index = report.index
     elastic.restore_settings(es, index, mapping)
     stored = elastic.count(es, index)
@@ -229,6 +231,7 @@ def _publish(es: Elasticsearch, report: LoadReport, mapping: dict[str, Any], swa
     if report.previous_index:
         previous_count = elastic.count(es, report.previous_index)
         report.removed = max(previous_count - report.changed - report.unchanged, 0)
+    catalog.build(es, index, refs)
     if swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
@@ -292,12 +295,12 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             outcome = result.outcome
             progress.indexed(outcome.created + outcome.duplicates + result.errors, result.errors)
         phases["index"] = time.perf_counter() - started - sum(phases.values())
-        _publish(es, report, mapping, swap=options.swap)
+        _publish(es, report, mapping, refs, swap=options.swap)
         phases["publish"] = time.perf_counter() - started - sum(phases.values())
         report.phases = {name: round(seconds, 3) for name, seconds in phases.items()}
     except BaseException:
         if index:
-            es.indices.delete(index=index, ignore_unavailable=True)
+            elastic.delete_release(es, index)
         raise
     finally:
         staging.close()

@@ -16,16 +16,17 @@ import argparse
 import asyncio
 import os
 import random
-import statistics
 import sys
-import time
-from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from loadgen import MakeRequest, open_loop  # noqa: E402
 
 from app.domain.cnpj import check_digits  # noqa: E402
 from indexer import elastic  # noqa: E402
@@ -49,46 +50,13 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
     return known + unknown
 
 
-async def run(url: str, cnpjs: list[str], rate: float, seconds: float, batch: int) -> None:
-    latencies: list[float] = []
-    statuses: Counter[int | str] = Counter()
-    rng = random.Random(1)
-    connector = aiohttp.TCPConnector(limit=512)
-    timeout = aiohttp.ClientTimeout(total=10)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+def request_maker(url: str, cnpjs: list[str], batch: int) -> MakeRequest:
+    def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
+        if batch:
+            return session.post(f"{url}/v1/cnpj/lote", json=rng.sample(cnpjs, batch))
+        return session.get(f"{url}/v1/cnpj/{rng.choice(cnpjs)}")
 
-        async def one(cnpj: str) -> None:
-            started = time.perf_counter()
-            try:
-                if batch:
-                    request = session.post(f"{url}/v1/cnpj/lote", json=rng.sample(cnpjs, batch))
-                else:
-                    request = session.get(f"{url}/v1/cnpj/{cnpj}")
-                async with request as response:
-                    await response.read()
-                    statuses[response.status] += 1
-            except (aiohttp.ClientError, TimeoutError) as error:
-                statuses[type(error).__name__] += 1
-                return
-            latencies.append((time.perf_counter() - started) * 1000)
-
-        total = int(rate * seconds)
-        start = time.perf_counter()
-        tasks = []
-        for n in range(total):
-            delay = start + n / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(rng.choice(cnpjs))))
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
-    quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
-    achieved = total / elapsed
-    print(f"requests {total} in {elapsed:.1f} s ({achieved:.0f} req/s), statuses {dict(statuses)}")
-    print(
-        f"latency ms: p50 {quantiles[49]:.2f}  p95 {quantiles[94]:.2f}  "
-        f"p99 {quantiles[98]:.2f}  max {max(latencies, default=0):.2f}"
-    )
+    return make
 
 
 def main() -> None:
@@ -106,7 +74,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     cnpjs = sample_cnpjs(args.elasticsearch, args.alias, args.sample, seed=7)
-    asyncio.run(run(args.url, cnpjs, args.rate, args.seconds, args.batch))
+    label = f"POST /v1/cnpj/lote x{args.batch}" if args.batch else "GET /v1/cnpj/{cnpj}"
+    make = request_maker(args.url, cnpjs, args.batch)
+    asyncio.run(open_loop(make, args.rate, args.seconds, label))
 
 
 if __name__ == "__main__":

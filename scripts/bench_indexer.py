@@ -55,7 +55,7 @@ def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
     alias = f"bench-{size}"
     es = elastic.connect(url)
     for info in elastic.list_indices(es, alias):
-        es.indices.delete(index=info.name)
+        elastic.delete_release(es, info.name)
     report_path = out / f"report-{size}.json"
     search = _elasticsearch_process()
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -125,7 +125,7 @@ def main() -> None:
         es = elastic.connect(args.url)
         for size in args.sizes:
             for info in elastic.list_indices(es, f"bench-{size}"):
-                es.indices.delete(index=info.name)
+                elastic.delete_release(es, info.name)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def aliases(es: Elasticsearch) -> Iterator[list[str]]:
     yield created
     for alias in created:
         for info in elastic.list_indices(es, alias):
-            es.indices.delete(index=info.name, ignore_unavailable=True)
+            elastic.delete_release(es, info.name)
 
 
 @pytest.fixture(scope="session")

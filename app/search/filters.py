@@ -16,6 +16,7 @@ import msgspec
 from app.domain import codes
 from app.domain.text import digits, normalize
 from app.errors import BadRequestError
+from app.search.categories import category_clause
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -60,6 +61,8 @@ class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_def
     """Legal or trade name (`/seek`, `/nome`)."""
     uf: str | None = None
     cnae: str | None = None
+    categoria: str | None = None
+    """A category slug of `/seek/cidades` (`fixtures/reference/categorias-cnae.json`)."""
     cnae_secundario: bool | None = None
     telefone: str | None = None
     email: str | None = None
@@ -226,6 +229,8 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
         found.append({"terms": {"endereco.uf": _ufs(filters.uf)}})
     if filters.cnae is not None:
         found.append(_cnae_clause(filters.cnae, bool(filters.cnae_secundario)))
+    if filters.categoria is not None:
+        found.append(category_clause(filters.categoria))
     if filters.telefone is not None:
         found.append(_phone_clause(filters.telefone))
     if filters.email is not None:

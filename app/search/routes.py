@@ -36,7 +36,7 @@ RESPONSES = {
 }
 
 
-def _query_filters(request: Request[Any, Any, Any]) -> f.Filtros:
+def query_filters(request: Request[Any, Any, Any]) -> f.Filtros:
     params = request.query_params.dict()
     repeated = sorted(name for name, values in params.items() if len(values) > 1)
     if repeated:
@@ -132,7 +132,7 @@ async def search_get(
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
 ) -> Response[bytes]:
-    filters = _query_filters(request)
+    filters = query_filters(request)
     return await run(es, settings, filters, route="search", text=filters.q, partners=True)
 
 
@@ -167,7 +167,7 @@ async def seek_get(
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
 ) -> Response[bytes]:
-    filters = _query_filters(request)
+    filters = query_filters(request)
     return await run(es, settings, filters, route="seek", text=filters.nome)
 
 
@@ -205,7 +205,7 @@ async def by_name(
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
 ) -> Response[bytes]:
-    filters = _query_filters(request)
+    filters = query_filters(request)
     if filters.nome is None:
         raise f.bad("nome", "Informe nome.")
     return await run(es, settings, filters, route="nome", text=filters.nome, trade_weight=1.5)

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 from elasticsearch import Elasticsearch
 
+from app.domain.catalog import catalog_name
 from indexer import elastic
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server
 
@@ -124,11 +125,15 @@ def test_alias_swap_previous_index_served_until_switch(
                 name: str = response.json()["nome_fantasia"]
                 return name
 
+            catalog = catalog_name(alias)
             assert trade_name() == "REGIONAL BRASILIA-DF"
+            assert elastic.alias_targets(es, catalog) == [catalog_name(old.index)]
             assert elastic.swap_alias(es, alias, staged.index) == [old.index]
             assert trade_name() == "SERPRO NOVO"
+            assert elastic.alias_targets(es, catalog) == [catalog_name(staged.index)]
             assert elastic.rollback(es, alias) == (staged.index, old.index)
             assert trade_name() == "REGIONAL BRASILIA-DF"
+            assert elastic.alias_targets(es, catalog) == [catalog_name(old.index)]
     finally:
         server.stop()
 
@@ -141,6 +146,8 @@ def test_drop_old_keeps_newest_and_live(
     assert [i.name for i in elastic.list_indices(es, alias)] == [r.index for r in reversed(reports)]
     assert elastic.drop_old(es, alias, keep=1) == [reports[1].index, reports[0].index]
     assert [i.name for i in elastic.list_indices(es, alias)] == [reports[2].index]
+    remaining = es.indices.get(index=f"{alias}-*").body
+    assert sorted(remaining) == [reports[2].index, catalog_name(reports[2].index)]
 
 
 def test_load_worker_processes_same_documents_as_inline(

@@ -1,0 +1,172 @@
+"""Autocomplete over the release's reference catalog: CNAE subclasses and municipalities.
+
+Queries go to the catalog alias (`indexer.catalog`), a small index beside the release. Typed
+text goes through `app.domain.text` as the indexer did; every word must match, as the prefix of
+a word (still being typed) or with a typo. Exact names, then names
+starting with the text, rank first; ties go to the entries with more establishments.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from elasticsearch import ApiError, AsyncElasticsearch, TransportError
+
+from app.domain import codes
+from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
+from app.domain.text import digits, normalize
+from app.errors import BadRequestError, UnavailableError
+from app.lib.elastic import body
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+MAX_QUERY = 100
+TIMEOUT = "2s"
+CATALOG_UNAVAILABLE = "O catálogo de CNAEs e municípios não está disponível no momento."
+_CODE = re.compile(r"[\d\s./\-]+")
+_SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
+
+
+class CnaePage(msgspec.Struct, kw_only=True):
+    data: list[CnaeItem]
+    total: int
+    next_cursor: None = None
+    """Always null: autocomplete answers are one page of the best `limit` entries."""
+
+
+class MunicipioPage(msgspec.Struct, kw_only=True):
+    data: list[MunicipioItem]
+    total: int
+    next_cursor: None = None
+    """Always null: autocomplete answers are one page of the best `limit` entries."""
+
+
+def _bad(field: str, message: str, value: Any) -> BadRequestError:
+    shown = value[:64] if isinstance(value, str) else value
+    return BadRequestError(message, details={"campo": field, "valor": shown})
+
+
+def check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise _bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", limit)
+
+
+def _words(raw: str) -> str:
+    if len(raw) > MAX_QUERY:
+        raise _bad("query", f"query: no máximo {MAX_QUERY} caracteres.", len(raw))
+    words = normalize(raw)
+    if not words:
+        raise _bad("query", "query: informe letras ou algarismos.", raw)
+    return " ".join(words.split()[:8])
+
+
+def _word(word: str) -> dict[str, Any]:
+    """One typed word: a prefix of an indexed word, or the word with a typo."""
+    either = [
+        {"prefix": {"busca": word}},
+        {"match": {"busca": {"query": word, "fuzziness": "AUTO", "prefix_length": 1}}},
+    ]
+    return _constant({"bool": {"should": either}}, 1)
+
+
+def _constant(query: dict[str, Any], boost: float) -> dict[str, Any]:
+    """Scores that do not depend on term statistics: only which clauses matched counts."""
+    return {"constant_score": {"filter": query, "boost": boost}}
+
+
+def _text_query(words: str, kind: str, filters: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "bool": {
+            "filter": [{"term": {"tipo": kind}}, *filters],
+            "must": [_word(word) for word in words.split()],
+            "should": [
+                _constant({"term": {"busca.exato": words}}, 20),
+                _constant({"prefix": {"busca.exato": words}}, 5),
+                _constant({"match_phrase_prefix": {"busca": words}}, 2),
+            ],
+        }
+    }
+
+
+def cnae_query(raw: str) -> dict[str, Any]:
+    """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description."""
+    if _CODE.fullmatch(raw.strip() or "x"):
+        code = digits(raw)
+        if not 1 <= len(code) <= 7:
+            raise _bad("query", "query: código CNAE de até 7 dígitos, ou palavras.", raw)
+        return {"bool": {"filter": [{"term": {"tipo": "cnae"}}, {"prefix": {"codigo": code}}]}}
+    return _text_query(_words(raw), "cnae", [])
+
+
+def city_query(raw: str, uf: str | None) -> dict[str, Any]:
+    """A municipality name (prefix while typing), or its Receita (4) or IBGE (7) code."""
+    filters: list[dict[str, Any]] = []
+    if uf is not None:
+        if uf.strip().upper() not in codes.UFS:
+            raise _bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
+        filters.append({"term": {"uf": uf.strip().upper()}})
+    value = raw.strip()
+    if value.isdigit():
+        if len(value) not in (4, 7):
+            raise _bad("query", "query: nome, código da Receita (4) ou do IBGE (7).", raw)
+        field = "codigo" if len(value) == 4 else "codigo_ibge"
+        terms = [{"term": {"tipo": "municipio"}}, {"term": {field: value}}, *filters]
+        return {"bool": {"filter": terms}}
+    return _text_query(_words(raw), "municipio", filters)
+
+
+class _Hit(msgspec.Struct):
+    source: msgspec.Raw = msgspec.field(name="_source")
+
+
+class _Total(msgspec.Struct):
+    value: int
+
+
+class _Hits(msgspec.Struct):
+    total: _Total
+    hits: list[_Hit]
+
+
+class _Response(msgspec.Struct):
+    hits: _Hits
+
+
+_decoder = msgspec.json.Decoder(_Response)
+_cnae = msgspec.json.Decoder(CnaeItem)
+_city = msgspec.json.Decoder(MunicipioItem)
+
+
+async def _run(
+    es: AsyncElasticsearch, alias: str, query: dict[str, Any], limit: int
+) -> tuple[list[msgspec.Raw], int]:
+    try:
+        response = await es.search(
+            index=catalog_name(alias),
+            query=query,
+            sort=_SORT,
+            size=limit,
+            source_excludes=["busca", "tipo"],
+            track_total_hits=True,
+            timeout=TIMEOUT,
+        )
+    except (ApiError, TransportError) as error:
+        raise UnavailableError(CATALOG_UNAVAILABLE) from error
+    found = _decoder.decode(body(response))
+    return [hit.source for hit in found.hits.hits], found.hits.total.value
+
+
+async def search_cnaes(es: AsyncElasticsearch, alias: str, raw: str, limit: int) -> CnaePage:
+    check_limit(limit)
+    sources, total = await _run(es, alias, cnae_query(raw), limit)
+    return CnaePage(data=[_cnae.decode(source) for source in sources], total=total)
+
+
+async def search_cities(
+    es: AsyncElasticsearch, alias: str, raw: str, uf: str | None, limit: int
+) -> MunicipioPage:
+    check_limit(limit)
+    sources, total = await _run(es, alias, city_query(raw, uf), limit)
+    return MunicipioPage(data=[_city.decode(source) for source in sources], total=total)

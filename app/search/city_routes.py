@@ -1,0 +1,57 @@
+"""`/seek/cidades`: companies of one municipality in a CNAE category, and the categories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elasticsearch import AsyncElasticsearch
+from litestar import Request, Response, get
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+
+from app.lib.responses import json_response
+from app.search import filters as f
+from app.search.categories import Listed, listed
+from app.search.routes import RESPONSES, query_filters, run
+from app.settings import Settings
+
+CITY_FIELDS = ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "facets")
+
+
+@get(
+    ["/v1/seek/cidades", "/seek/cidades"],
+    summary="Companies by city and category",
+    description=(
+        "Establishments of one `municipio` (name, Receita code or IBGE code; add `uf` to tell "
+        "namesakes apart) whose primary activity is in the CNAE category `categoria` (a slug "
+        "of `/v1/seek/cidades/categorias`); optional `situacao`. Paging and facets as `/seek`."
+    ),
+    responses=RESPONSES,
+    tags=["Busca"],
+    opt={"query": CITY_FIELDS},
+)
+async def companies_by_city(
+    request: Request[Any, Any, Any],
+    es: NamedDependency[AsyncElasticsearch],
+    settings: NamedDependency[Settings],
+) -> Response[bytes]:
+    filters = query_filters(request)
+    for name in ("municipio", "categoria"):
+        if getattr(filters, name) is None:
+            raise f.bad(name, f"Informe {name}.")
+    return await run(es, settings, filters, route="cidades", text=None)
+
+
+@get(
+    ["/v1/seek/cidades/categorias", "/seek/cidades/categorias"],
+    summary="Categories of /seek/cidades",
+    description="Each category's slug, name and CNAE codes (subclasses or classes).",
+    responses={
+        200: ResponseSpec(
+            data_container=list[Listed], generate_examples=False, description="The categories"
+        )
+    },
+    tags=["Busca"],
+)
+async def city_categories() -> Response[bytes]:
+    return json_response(listed())

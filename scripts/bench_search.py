@@ -1,0 +1,121 @@
+"""Latency of `/search`, `/seek` (and the autocomplete endpoints) at a fixed request rate, from
+a separate process.
+
+    .venv/bin/python scripts/bench_search.py --url http://127.0.0.1:8000 --alias empresas \
+        [--endpoint search|seek|nome|cnae|cidade] [--rate 50] [--seconds 30]
+
+Open-loop load: requests start on a fixed schedule whatever the answers' latency. Queries are
+built from the alias's own documents: legal and trade names typed the sloppy ways of
+`scripts/search_eval.py` (accents, typos, reordered words, prefixes...) for `/search` and
+`/nome`; combinations of filters (UF, CNAE prefix, CEP prefix, municipality, share capital,
+opening date, porte, situação, with and without a name) for `/seek`; CNAE and city prefixes
+for the autocomplete endpoints. Prints the achieved rate, status counts and p50/p95/p99/max
+latency in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from elasticsearch import Elasticsearch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from loadgen import open_loop  # noqa: E402
+from search_eval import variants  # noqa: E402
+
+PATHS = {
+    "search": "/v1/search",
+    "seek": "/v1/seek",
+    "nome": "/v1/nome",
+    "cnae": "/v1/search/cnae",
+    "cidade": "/v1/search/cidade",
+}
+CNAE_TYPED = ["47", "4711", "56", "padaria", "comercio varej", "restaurante", "transporte",
+              "construcao", "software", "consultoria", "86", "cabeleireiro", "farmac"]  # fmt: skip
+CITY_TYPED = ["sao", "sao pau", "rio de", "belo hor", "curitiba", "porto", "campinas",
+              "florianop", "salvador", "recife", "brasilia", "goiania", "natal"]  # fmt: skip
+
+
+def sample_documents(es_url: str, alias: str, count: int, seed: int) -> list[dict[str, Any]]:
+    es = Elasticsearch(es_url, request_timeout=60)
+    response = es.search(
+        index=alias,
+        size=count,
+        query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
+        source=[
+            "razao_social",
+            "nome_fantasia",
+            "endereco.uf",
+            "endereco.cep",
+            "endereco.municipio.codigo",
+            "cnae_principal.codigo",
+        ],
+    )
+    return [hit["_source"] for hit in response["hits"]["hits"]]
+
+
+def requests_for(
+    endpoint: str, documents: list[dict[str, Any]], rng: random.Random
+) -> list[dict[str, str]]:
+    made: list[dict[str, str]] = []
+    for doc in documents:
+        name = doc.get("nome_fantasia") or doc.get("razao_social") or ""
+        address = doc.get("endereco") or {}
+        cnae = (doc.get("cnae_principal") or {}).get("codigo") or "4781400"
+        if endpoint in ("search", "nome") and name:
+            typed = rng.choice(list(variants(name, rng).values()))
+            made.append({"q" if endpoint == "search" else "nome": typed, "limit": "20"})
+        elif endpoint == "seek":
+            uf = address.get("uf") or "SP"
+            options = [
+                {"uf": uf, "cnae": cnae[:2]},
+                {"nome": name.split(" ")[0] if name else "comercio", "uf": uf},
+                {"cep": (address.get("cep") or "01001000")[:5], "situacao": "ativa"},
+                {"capital_min": "10000", "capital_max": "500000", "porte": "me,epp", "uf": uf},
+                {"municipio": (address.get("municipio") or {}).get("codigo") or "7107",
+                 "com_email": "true"},
+                {"abertura_de": "2015-01-01", "abertura_ate": "2020-12-31", "cnae": cnae[:4],
+                 "facets": "uf,situacao"},
+            ]  # fmt: skip
+            made.append(rng.choice(options))
+        elif endpoint == "cnae":
+            made.append({"query": rng.choice(CNAE_TYPED)})
+        elif endpoint == "cidade":
+            made.append({"query": rng.choice(CITY_TYPED)})
+    return made
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--alias", default=os.environ.get("INDEX_ALIAS", "empresas"))
+    parser.add_argument(
+        "--elasticsearch", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")
+    )
+    parser.add_argument("--endpoint", choices=sorted(PATHS), default="search")
+    parser.add_argument("--rate", type=float, default=50)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--sample", type=int, default=2000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    documents = sample_documents(args.elasticsearch, args.alias, args.sample, seed=7)
+    params = requests_for(args.endpoint, documents, rng)
+    path = PATHS[args.endpoint]
+
+    def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
+        return session.get(f"{args.url}{path}", params=rng.choice(params))
+
+    asyncio.run(open_loop(make, args.rate, args.seconds, path))
+
+
+if __name__ == "__main__":
+    main()
