@@ -5,7 +5,8 @@ abbreviations), the same function the indexer used for `busca.*`, so both sides 
 query tolerates what is left:
 
 - word order and missing words' order: every word must match, in any order (`operator: and`);
-- a typo per word: `fuzziness: AUTO` (one edit from 3 letters, two from 6);
+- a typo per word: `fuzziness: AUTO` (one edit from 3 letters, two from 6), past the first
+  letter (`prefix_length: 1`, which makes the fuzzy expansion several times cheaper);
 - prefixes while typing: `match_bool_prefix` on the last word (served by `index_prefixes`);
 - joined or split words: the `.juntas` fields also index each pair of adjacent words glued
   together (`bompreco` for `BOM PRECO`), and the query tries each adjacent pair of its own words
@@ -24,6 +25,7 @@ from typing import Any
 from app.domain.text import COMPANY_SUFFIXES, name_tokens, tokens
 
 MAX_WORDS = 8
+PREFIX_LENGTH = 1
 EXACT_BOOST = 30.0
 PHRASE_BOOST = 6.0
 PREFIX_BOOST = 3.0
@@ -66,6 +68,7 @@ def _field_clauses(
                     "query": phrase,
                     "operator": "and",
                     "fuzziness": "AUTO",
+                    "prefix_length": PREFIX_LENGTH,
                     "max_expansions": 20,
                     "boost": weight,
                 }
@@ -77,6 +80,7 @@ def _field_clauses(
                     "query": phrase,
                     "operator": "and",
                     "fuzziness": "AUTO",
+                    "prefix_length": PREFIX_LENGTH,
                     "max_expansions": 20,
                     "boost": 0.8 * weight,
                 }
@@ -124,6 +128,7 @@ def name_query(
                         "query": " ".join(terms),
                         "operator": "and",
                         "fuzziness": "AUTO",
+                        "prefix_length": PREFIX_LENGTH,
                         "max_expansions": 20,
                         "boost": 0.5,
                     }
