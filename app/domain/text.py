@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Single letters or digits glued by dots, slashes or ampersands form one token:
 # "S.A." -> "sa", "S/A" -> "sa", "C&A" -> "ca", "M.E." -> "me".
@@ -63,6 +64,13 @@ def fold(text: str) -> str:
     """Lower-case and drop accents and cedillas: `"Ação"` -> `"acao"`."""
     if text.isascii():
         return text.lower()
+    # Latin letters with accents (nearly every non-ASCII character of Receita's files) go
+    # through a table; anything else takes the full Unicode path, which gives the same result.
+    translated = text.translate(_LATIN)
+    return translated.lower() if translated.isascii() else _fold_unicode(text)
+
+
+def _fold_unicode(text: str) -> str:
     # Marks go before case folding: some combining marks fold to letters (U+0345 -> iota).
     lowered = _strip_marks(text).casefold()
     return lowered if lowered.isascii() else _strip_marks(lowered)
@@ -71,6 +79,14 @@ def fold(text: str) -> str:
 def _strip_marks(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+_LATIN = {
+    code: folded
+    for code in range(0x80, 0x250)
+    if (folded := _fold_unicode(chr(code))).isascii()
+}
+"""Latin-1 and Latin Extended letters whose folded form is ASCII, folded once."""
 
 
 def tokens(text: str) -> list[str]:
@@ -95,6 +111,7 @@ def name_tokens(text: str) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_name(text: str) -> str:
     """The normalised form of a company or person name, as indexed and as queried."""
     return " ".join(name_tokens(text))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.text import fold, normalize, normalize_name
+from app.domain.text import _fold_unicode, fold, normalize, normalize_name
 
 OUTPUT = re.compile(r"[a-z0-9]+( [a-z0-9]+)*|")
 
@@ -44,6 +44,12 @@ def test_normalize_name_latin1_case_ignored(text: str) -> None:
 @given(st.text())
 def test_fold_any_text_never_raises(text: str) -> None:
     assert isinstance(fold(text), str)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x36F)) | st.text())
+def test_fold_latin_table_same_as_unicode_path(text: str) -> None:
+    reference = text.casefold() if text.isascii() else _fold_unicode(text)
+    assert fold(text) == reference
 
 
 @pytest.mark.parametrize(
