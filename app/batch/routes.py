@@ -21,14 +21,15 @@ from app.settings import Settings
     description=(
         'Body: a JSON array of CNPJs, or `{"cnpjs": [...]}`, at most 100 items. Each item is '
         "answered on its own (`encontrado`, `nao_encontrado`, `invalido` with the reason), in "
-        "input order, duplicates included; one bad item never fails the batch."
+        "input order; one bad item never fails the batch. The same CNPJ twice (formatted or "
+        "not) is a 400 naming it and its positions."
     ),
     responses={
         200: ResponseSpec(data_container=Lote, generate_examples=False, description="Results"),
         400: ResponseSpec(
             data_container=ErrorBody,
             generate_examples=False,
-            description="Body is not JSON, not a list, empty, or over 100 items",
+            description="Body is not JSON, not a list, empty, over 100 items, or repeats a CNPJ",
         ),
     },
     status_code=200,

@@ -75,6 +75,21 @@ def parse_body(body: bytes) -> list[Any]:
     return decoded
 
 
+def _refuse_duplicates(items: list[ItemLote]) -> None:
+    """400 naming each CNPJ asked more than once (formatted or not) and its positions."""
+    positions: dict[str, list[int]] = {}
+    for position, item in enumerate(items):
+        if item.cnpj is not None:
+            positions.setdefault(item.cnpj, []).append(position)
+    repeated = {number: where for number, where in positions.items() if len(where) > 1}
+    if repeated:
+        shown = ", ".join(list(repeated)[:5])
+        raise BadRequestError(
+            f"CNPJ repetido no lote: {shown}. Envie cada CNPJ uma vez.",
+            details={"duplicados": [{"cnpj": n, "posicoes": w} for n, w in repeated.items()]},
+        )
+
+
 async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) -> Lote:
     items: list[ItemLote] = []
     wanted: dict[str, None] = {}
@@ -88,6 +103,7 @@ async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) ->
         else:
             wanted[checked.cnpj] = None
             items.append(ItemLote(entrada=raw, status="", cnpj=checked.cnpj))
+    _refuse_duplicates(items)
     found: dict[str, Empresa] = {}
     if wanted:
         try:

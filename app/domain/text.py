@@ -82,9 +82,7 @@ def _strip_marks(text: str) -> str:
 
 
 _LATIN = {
-    code: folded
-    for code in range(0x80, 0x250)
-    if (folded := _fold_unicode(chr(code))).isascii()
+    code: folded for code in range(0x80, 0x250) if (folded := _fold_unicode(chr(code))).isascii()
 }
 """Latin-1 and Latin Extended letters whose folded form is ASCII, folded once."""
 

@@ -13,23 +13,32 @@ from tests.conftest import SERPRO
 
 
 def test_batch_mixed_items_each_answered_in_order(api: httpx.Client) -> None:
-    items = [SERPRO, "33.683.111/0002-80", "00000000000191", "123", 42, SERPRO]
+    items = ["33.683.111/0002-80", "00000000000191", "123", 42, "123"]
     response = api.post("/v1/cnpj/lote", json=items)
     assert response.status_code == 200
     body = response.json()
-    assert (body["total"], body["encontrados"]) == (6, 3)
+    assert (body["total"], body["encontrados"]) == (5, 1)
     statuses = [(item["entrada"], item["status"]) for item in body["data"]]
     assert statuses == [
-        (SERPRO, "encontrado"),
         ("33.683.111/0002-80", "encontrado"),
         ("00000000000191", "nao_encontrado"),
         ("123", "invalido"),
         (42, "invalido"),
-        (SERPRO, "encontrado"),
+        ("123", "invalido"),
     ]
     assert body["data"][0]["empresa"]["razao_social"].startswith("SERVICO FEDERAL")
-    assert body["data"][3]["motivo"] == "tamanho"
-    assert body["data"][4]["motivo"] == "tipo"
+    assert body["data"][2]["motivo"] == "tamanho"
+    assert body["data"][3]["motivo"] == "tipo"
+
+
+def test_batch_duplicate_cnpj_400_naming_positions(api: httpx.Client) -> None:
+    items = [SERPRO, "00000000000191", "33.683.111/0002-80", "x"]
+    response = api.post("/v1/cnpj/lote", json=items)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    assert SERPRO in body["message"]
+    assert body["details"]["duplicados"] == [{"cnpj": SERPRO, "posicoes": [0, 2]}]
 
 
 def test_batch_object_body_and_alias_path(api: httpx.Client) -> None:
