@@ -1,0 +1,82 @@
+"""An in-process queue of audit rows drained by a background task in batches.
+
+Requests only `put_nowait` a row (no database round trip on the critical path). The task
+writes whatever has accumulated in one transaction. On shutdown the lifespan calls `close()`,
+which queues a stop marker behind every row already queued and waits until the task has
+written them all: a clean shutdown loses nothing. A failed write is retried with backoff; the
+queue is bounded, so a database outage that outlasts it drops the newest rows and says so in
+the log rather than exhausting memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+from psycopg_pool import AsyncConnectionPool
+
+from app.audit import repository
+from app.audit.repository import Entrada
+
+log = logging.getLogger("app.audit")
+
+BATCH = 500
+MAX_QUEUED = 100_000
+RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
+_STOP: Final = object()
+
+
+class AuditWriter:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+        self._queue: asyncio.Queue[Entrada | object] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="audit-writer")
+
+    def record(self, row: Entrada) -> None:
+        if self._queue.qsize() >= MAX_QUEUED:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                log.error("audit queue full: %d rows dropped so far", self.dropped)
+            return
+        self._queue.put_nowait(row)
+
+    async def close(self) -> None:
+        """Writes every queued row, then stops the task."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(_STOP)
+        await self._task
+        self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            batch: list[Entrada] = []
+            item = await self._queue.get()
+            while item is not _STOP:
+                assert isinstance(item, Entrada)
+                batch.append(item)
+                if len(batch) >= BATCH or self._queue.empty():
+                    break
+                item = self._queue.get_nowait()
+            if batch:
+                await self._write(batch)
+            if item is _STOP:
+                return
+
+    async def _write(self, batch: list[Entrada]) -> None:
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                async with self._pool.connection() as conn:
+                    await repository.write(conn, batch)
+                return
+            except Exception:
+                if delay is None:
+                    log.exception("audit: %d rows could not be written", len(batch))
+                    return
+                log.warning("audit write failed; retrying in %.1f s", delay, exc_info=True)
+                await asyncio.sleep(delay)
