@@ -190,10 +190,13 @@ class Server:
         self.stop()
         raise RuntimeError("server did not answer in 30 s")
 
-    def client(self, **options: Any) -> httpx.Client:
-        """A client that sends the generic test key (pass `headers={}` to send none)."""
+    def client(self, address: str | None = None, **options: Any) -> httpx.Client:
+        """A client that sends the generic test key (pass `headers={}` to send none), from the
+        loopback `address` when given (127.0.0.2...: another caller for per-IP limits)."""
         options.setdefault("headers", self.headers)
         options.setdefault("timeout", 10)
+        if address:
+            options["transport"] = httpx.HTTPTransport(local_address=address)
         return httpx.Client(base_url=self.url, **options)
 
     def stop(self) -> str:
