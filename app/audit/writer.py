@@ -3,9 +3,10 @@
 Requests only `put_nowait` a row (no database round trip on the critical path). The task
 writes whatever has accumulated in one transaction. On shutdown the lifespan calls `close()`,
 which queues a stop marker behind every row already queued and waits until the task has
-written them all: a clean shutdown loses nothing. A failed write is retried with backoff; the
-queue is bounded, so a database outage that outlasts it drops the newest rows and says so in
-the log rather than exhausting memory.
+written them all: a clean shutdown loses nothing. A write that fails because the database is
+unreachable is retried with backoff; the queue is bounded, so an outage that outlasts it drops
+the newest rows and says so in the log rather than exhausting memory. Any other failure is a
+bug and is logged with the number of rows lost.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import asyncio
 import logging
 from typing import Final
 
-from psycopg_pool import AsyncConnectionPool
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from app.audit import repository
 from app.audit.repository import Entrada
@@ -74,9 +76,12 @@ class AuditWriter:
                 async with self._pool.connection() as conn:
                     await repository.write(conn, batch)
                 return
-            except Exception:
+            except (psycopg.OperationalError, PoolTimeout) as error:
                 if delay is None:
-                    log.exception("audit: %d rows could not be written", len(batch))
+                    log.error("audit: database unreachable, %d rows lost: %s", len(batch), error)
                     return
-                log.warning("audit write failed; retrying in %.1f s", delay, exc_info=True)
+                log.warning("audit write failed (%s); retrying in %.1f s", error, delay)
                 await asyncio.sleep(delay)
+            except Exception:
+                log.exception("audit: %d rows could not be written", len(batch))
+                return

@@ -92,6 +92,11 @@ def bearer(scope: Scope) -> str | None:
     return key.strip()
 
 
+def _text(value: str, limit: int) -> str:
+    """Caller text as PostgreSQL can store it: no NUL, no lone surrogates, bounded."""
+    return value[:limit].replace("\x00", "\ufffd").encode("utf-8", "replace").decode()
+
+
 def _address(scope: Scope) -> str | None:
     """The caller's IP address as the server saw it (behind a proxy, run uvicorn with
     `--proxy-headers --forwarded-allow-ips` so this is the client's, not the proxy's)."""
@@ -190,10 +195,10 @@ class AccessMiddleware(ASGIMiddleware):
             Entrada(
                 chave_id=credential.id,
                 metodo=str(scope.get("method", "")),
-                rota=scope.get("path_template") or scope["path"][:MAX_PATH],
-                caminho=scope["path"][:MAX_PATH],
+                rota=_text(scope.get("path_template") or scope["path"], MAX_PATH),
+                caminho=_text(scope["path"], MAX_PATH),
                 ip=_address(scope),
-                user_agent=headers.get("user-agent", "")[:MAX_USER_AGENT],
+                user_agent=_text(headers.get("user-agent", ""), MAX_USER_AGENT),
                 status=status,
                 em=datetime.now(UTC),
                 custo=handler.opt.get("cost"),

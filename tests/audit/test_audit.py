@@ -103,3 +103,15 @@ def test_audit_clean_shutdown_loses_no_row(
     assert rows == (60,)
     assert usage == (60, 0)
     assert used == (True,)
+
+
+def test_audit_odd_path_and_agent_still_written(api_server: Server, make_key: MakeKey) -> None:
+    caller, admin = make_key(), make_key(papel="admin")
+    with api_server.client(headers={**caller.headers, "User-Agent": "x" * 600}) as client:
+        status = client.get("/v1/cnpj/validar/%00%ff%c3").status_code
+    with api_server.client() as api:
+        body = _rows(api, admin, 1, chave=caller.key_id)
+    assert body["total"] == 1
+    assert body["data"][0]["status"] == status
+    assert body["data"][0]["caminho"].startswith("/v1/cnpj/validar/\ufffd")
+    assert body["data"][0]["user_agent"] == "x" * 512
