@@ -49,13 +49,18 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
     return known + unknown
 
 
-async def run(url: str, cnpjs: list[str], rate: float, seconds: float, batch: int) -> None:
+async def run(
+    url: str, cnpjs: list[str], rate: float, seconds: float, batch: int, api_key: str | None
+) -> None:
     latencies: list[float] = []
     statuses: Counter[int | str] = Counter()
     rng = random.Random(1)
     connector = aiohttp.TCPConnector(limit=512)
     timeout = aiohttp.ClientTimeout(total=10)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=timeout, headers=headers
+    ) as session:
 
         async def one(cnpj: str) -> None:
             started = time.perf_counter()
@@ -104,9 +109,14 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=0, help="POST /v1/cnpj/lote with this many CNPJs instead"
     )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("API_KEY"),
+        help="Bearer key (default: $API_KEY) of a plan whose limit covers the run",
+    )
     args = parser.parse_args()
     cnpjs = sample_cnpjs(args.elasticsearch, args.alias, args.sample, seed=7)
-    asyncio.run(run(args.url, cnpjs, args.rate, args.seconds, args.batch))
+    asyncio.run(run(args.url, cnpjs, args.rate, args.seconds, args.batch, args.api_key))
 
 
 if __name__ == "__main__":

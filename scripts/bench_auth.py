@@ -1,0 +1,150 @@
+"""What the access layer costs: Bearer check (PostgreSQL), rate limit (Redis) and audit
+(queued, written in the background), per request, against the same route without it.
+
+    .venv/bin/python scripts/bench_auth.py [--rate 200] [--seconds 20] [--workers 2]
+
+Starts the app twice under uvicorn, one after the other, on the services of the environment
+(`DATABASE_URL`, `REDIS_URL`...): `create_app()` as served, then `create_app(protected=False)`
+(the factory below; not reachable from any setting). Each gets the same open-loop load from
+this process: `GET /v1/cnpj/validar/{cnpj}` (no Elasticsearch), at a fixed rate, with the
+Bearer key of a bench account whose plan row allows the whole run. Prints p50/p99 in µs of
+both and the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.accounts import service  # noqa: E402
+from app.accounts.keys import check_secret  # noqa: E402
+from app.core import create_app  # noqa: E402
+from app.lib.migrate import migrate  # noqa: E402
+from app.settings import get_settings  # noqa: E402
+
+BENCH_PLAN = "bench"
+PATH = "/v1/cnpj/validar/11222333000181"
+
+
+def unprotected_app() -> object:
+    """The app without the access middleware (`uvicorn --factory`)."""
+    return create_app(protected=False)
+
+
+async def _key(url: str) -> str:
+    secret = check_secret(get_settings().api_key_secret)
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        await conn.execute(
+            "INSERT INTO planos (nome, limite_por_minuto) VALUES (%s, 100000000) "
+            "ON CONFLICT (nome) DO NOTHING",
+            (BENCH_PLAN,),
+        )
+        conta, _ = await service.ensure_account(
+            conn, nome="Bench", email="bench@localhost", telefone="", plano=BENCH_PLAN,
+            papel="usuario",
+        )  # fmt: skip
+        return (await service.issue_key(conn, secret, conta.id, "bench", [])).api_key
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def serve(target: list[str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = _port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", *target, "--port", str(port), "--workers",
+         str(workers), "--no-access-log", "--log-level", "warning"],
+        cwd=ROOT, env={**os.environ, "REDIS_PREFIX": f"bench-{secrets.token_hex(4)}:"},
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            time.sleep(1)
+            return process, url
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("server did not start")
+
+
+async def load(url: str, key: str, rate: float, seconds: float) -> list[float]:
+    latencies: list[float] = []
+    failures = 0
+    headers = {"Authorization": f"Bearer {key}"}
+    connector = aiohttp.TCPConnector(limit=256)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+        async def one(record: bool) -> None:
+            nonlocal failures
+            started = time.perf_counter()
+            async with session.get(url + PATH) as response:
+                await response.read()
+                if response.status != 200:
+                    failures += 1
+            if record:
+                latencies.append((time.perf_counter() - started) * 1e6)
+
+        warmup = int(rate * 2)
+        total = warmup + int(rate * seconds)
+        start = time.perf_counter()
+        tasks = []
+        for n in range(total):
+            delay = start + n / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(n >= warmup)))
+        await asyncio.gather(*tasks)
+    if failures:
+        raise SystemExit(f"{failures} requests did not answer 200")
+    return latencies
+
+
+def measure(name: str, target: list[str], key: str, args: argparse.Namespace) -> list[float]:
+    process, url = serve(target, args.workers)
+    try:
+        latencies = asyncio.run(load(url, key, args.rate, args.seconds))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    q = statistics.quantiles(latencies, n=100)
+    print(f"{name:<12} n={len(latencies)}  p50 {q[49]:8.0f} µs  p99 {q[98]:8.0f} µs")
+    return [q[49], q[98]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    database = get_settings().database_url
+    migrate(database)
+    key = asyncio.run(_key(database))
+    bare = measure("without", ["bench_auth:unprotected_app", "--factory", "--app-dir",
+                               str(ROOT / "scripts")], key, args)  # fmt: skip
+    full = measure("with", ["app.asgi:app"], key, args)
+    print(f"{'overhead':<12} p50 {full[0] - bare[0]:+8.0f} µs  p99 {full[1] - bare[1]:+8.0f} µs")
+
+
+if __name__ == "__main__":
+    main()
