@@ -49,8 +49,15 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     secret = check_secret(settings.api_key_secret)
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
+    # Autocommit: a single statement is its own transaction (one round trip for the key
+    # lookup of every request); work of several statements opens `conn.transaction()`.
     pool = AsyncConnectionPool(
-        settings.database_url, min_size=1, max_size=10, open=False, timeout=settings.request_timeout
+        settings.database_url,
+        min_size=1,
+        max_size=10,
+        open=False,
+        timeout=settings.request_timeout,
+        kwargs={"autocommit": True},
     )
     await pool.open(wait=False)
     redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)

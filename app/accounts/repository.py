@@ -1,5 +1,6 @@
 """All SQL of accounts, keys and e-mail codes: plain parameterised psycopg 3. Callers own the
-transaction (a connection taken from the pool commits when its block ends without error)."""
+transaction: the app's pool hands out autocommit connections, so a single statement stands
+alone and callers wrap several in `conn.transaction()`."""
 
 from __future__ import annotations
 

@@ -182,7 +182,7 @@ async def create_account(
     if data.papel not in ("usuario", "admin"):
         raise BadRequestError("`papel` deve ser `usuario` ou `admin`.")
     secret = check_secret(settings.api_key_secret)
-    async with pool.connection() as conn:
+    async with pool.connection() as conn, conn.transaction():
         if not await repository.plan_exists(conn, data.plano):
             raise BadRequestError(f"Plano desconhecido: {data.plano[:40]}.")
         conta = await repository.insert_account(

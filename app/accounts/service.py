@@ -1,6 +1,7 @@
 """Accounts and keys: issuing keys, allowlists, and the token bootstrap by e-mail code.
 
-Services take a connection and never commit: the caller's `pool.connection()` block does.
+Services that take a connection leave transactions to the caller (`conn.transaction()` on the
+pool's autocommit connections); those that take the pool open their own.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ async def verify_bootstrap(
     email = normal_email(body.email)
     secret = keys.check_secret(settings.api_key_secret)
     issued: ChaveCriada | None = None
-    async with pool.connection() as conn:
+    async with pool.connection() as conn, conn.transaction():
         code = await repository.lock_code(conn, email)
         if code is None or code.usado or code.expirado or code.tentativas >= MAX_ATTEMPTS:
             raise BadRequestError(INVALID_CODE)

@@ -73,7 +73,7 @@ class AuditWriter:
     async def _write(self, batch: list[Entrada]) -> None:
         for delay in (*RETRY_DELAYS, None):
             try:
-                async with self._pool.connection() as conn:
+                async with self._pool.connection() as conn, conn.transaction():
                     await repository.write(conn, batch)
                 return
             except (psycopg.OperationalError, PoolTimeout) as error:

@@ -161,7 +161,11 @@ def test_bootstrap_rate_limited_per_ip_and_email(server: Server) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
     ),
