@@ -233,6 +233,7 @@ def api_server(peer_alias: str) -> Iterator[Server]:
     yield server
     log = server.stop()
     assert "Traceback" not in log, log
+    assert generic_key().key not in log
 
 
 @pytest.fixture(scope="session")

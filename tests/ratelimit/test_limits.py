@@ -44,6 +44,23 @@ def test_starter_key_fifty_clients_two_processes_exactly_three(
         assert 55 <= int(response.headers["Retry-After"]) <= 60
     remaining = sorted(r.headers["X-RateLimit-Remaining"] for r in responses if r.is_success)
     assert remaining == ["0", "1", "2"]
+    # After the window the key is served again. Rather than sleep a minute, the window's
+    # entries are aged by 60 s in Redis, as the passing of time would.
+    asyncio.run(_age(f"{api_server.redis_prefix}rl:chave:{key.key_id}", 60))
+    with api_server.client(headers=key.headers) as client:
+        resumed = client.get(VALIDATE)
+    assert resumed.status_code == 200
+    assert resumed.headers["X-RateLimit-Remaining"] == "2"
+
+
+async def _age(bucket: str, seconds: int) -> None:
+    redis = Redis.from_url(get_settings().redis_url)
+    try:
+        entries = await redis.zrange(bucket, 0, -1, withscores=True)
+        assert len(entries) == 3
+        await redis.zadd(bucket, {member: score - seconds * 1e6 for member, score in entries})
+    finally:
+        await redis.aclose()
 
 
 def test_window_frees_after_its_length_exact() -> None:
