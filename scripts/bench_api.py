@@ -20,7 +20,9 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -47,6 +49,22 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
         body = f"{rng.randint(0, 99_999_999):08d}{rng.randint(1, 9999):04d}"
         unknown.append(body + check_digits(body))
     return known + unknown
+
+
+async def open_loop(
+    total: int, rate: float, request: Callable[[int], Coroutine[Any, Any, None]]
+) -> float:
+    """Starts `request(n)` for n in range(total) on a fixed schedule of `rate` per second,
+    whatever the answers' latency; returns the seconds until the last one finished."""
+    start = time.perf_counter()
+    tasks = []
+    for n in range(total):
+        delay = start + n / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(request(n)))
+    await asyncio.gather(*tasks)
+    return time.perf_counter() - start
 
 
 async def run(
@@ -78,15 +96,7 @@ async def run(
             latencies.append((time.perf_counter() - started) * 1000)
 
         total = int(rate * seconds)
-        start = time.perf_counter()
-        tasks = []
-        for n in range(total):
-            delay = start + n / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(rng.choice(cnpjs))))
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
+        elapsed = await open_loop(total, rate, lambda _: one(rng.choice(cnpjs)))
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
     achieved = total / elapsed
     print(f"requests {total} in {elapsed:.1f} s ({achieved:.0f} req/s), statuses {dict(statuses)}")

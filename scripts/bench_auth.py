@@ -30,6 +30,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_api import open_loop  # noqa: E402
+
 from app.accounts import service  # noqa: E402
 from app.accounts.keys import check_secret  # noqa: E402
 from app.core import create_app  # noqa: E402
@@ -105,15 +107,7 @@ async def load(url: str, key: str, rate: float, seconds: float) -> list[float]:
                 latencies.append((time.perf_counter() - started) * 1e6)
 
         warmup = int(rate * 2)
-        total = warmup + int(rate * seconds)
-        start = time.perf_counter()
-        tasks = []
-        for n in range(total):
-            delay = start + n / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(n >= warmup)))
-        await asyncio.gather(*tasks)
+        await open_loop(warmup + int(rate * seconds), rate, lambda n: one(n >= warmup))
     if failures:
         raise SystemExit(f"{failures} requests did not answer 200")
     return latencies

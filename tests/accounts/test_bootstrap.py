@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import Server, _free_port
+from tests.strategies import json_values
 
 START = "/api/mcp/auth/start"
 VERIFY = "/api/mcp/auth/verify"
@@ -160,17 +161,6 @@ def test_bootstrap_rate_limited_per_ip_and_email(server: Server) -> None:
         assert int(refused.headers["Retry-After"]) >= 1
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=30),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 fields = st.fixed_dictionaries(
     {},
     optional={"nome": json_values | st.text(max_size=300), "email": json_values | st.emails(),
