@@ -25,7 +25,7 @@ from app.accounts.routes import (
     revoke_key,
     set_allowlist,
 )
-from app.audit.routes import audit_log
+from app.audit.routes import audit_log, my_usage
 from app.audit.writer import AuditWriter
 from app.auth.middleware import AccessMiddleware, Gate
 from app.batch.routes import batch_lookup
@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             bootstrap_verify,
             create_account,
             audit_log,
+            my_usage,
         ],
         lifespan=[lifespan],
         state=State({"settings": settings or get_settings()}),

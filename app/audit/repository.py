@@ -116,3 +116,27 @@ async def page(
         {**msgspec.structs.asdict(filtro), "before": before, "limit": limit},
     )
     return await cursor.fetchall()
+
+
+class Uso(msgspec.Struct, kw_only=True):
+    chave_id: str
+    dia: date
+    consultas: int
+    buscas: int
+    analises: int
+    exportacoes: int
+
+
+async def usage(conn: AsyncConnection, conta_id: int, days: int) -> list[Uso]:
+    """The account's usage counters per key and day, for the last `days` days, newest first."""
+    cursor = conn.cursor(row_factory=class_row(Uso))
+    await cursor.execute(
+        """
+        SELECT u.chave_id, u.dia, u.consultas, u.buscas, u.analises, u.exportacoes
+        FROM uso_chaves u JOIN chaves k ON k.id = u.chave_id
+        WHERE k.conta_id = %s AND u.dia > current_date - %s
+        ORDER BY u.dia DESC, u.chave_id
+        """,
+        (conta_id, days),
+    )
+    return await cursor.fetchall()

@@ -1,21 +1,22 @@
-"""`GET /v1/admin/auditoria`: the audit log, newest first, filtered and paged by cursor."""
+"""`GET /v1/admin/auditoria`: the audit log, newest first, filtered and paged by cursor; and
+`GET /v1/me/uso`: the caller's usage counters."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
-from litestar import get
+from litestar import Request, get
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from app.audit import repository
-from app.audit.repository import Filtro, Registro
-from app.auth.guards import require_admin
+from app.audit.repository import Filtro, Registro, Uso
+from app.auth.guards import identity, require_admin
 from app.errors import BadRequestError
 
 DEFAULT_LIMIT = 50
@@ -76,3 +77,32 @@ async def audit_log(
     return Auditoria(
         data=rows, total=total, next_cursor=encode_cursor(rows[-1].id) if more else None
     )
+
+
+USAGE_DAYS = 31
+
+
+class UsoConta(msgspec.Struct, kw_only=True):
+    plano: str
+    limite_por_minuto: int
+    data: list[Uso]
+    total: int
+    next_cursor: str | None = None
+
+
+@get(
+    ["/v1/me/uso", "/me/uso"],
+    summary="My usage",
+    description=(
+        "The account's plan and rate limit, and per key and day over the last 31 days: "
+        "`consultas` (lookups), `buscas` (searches), `analises`, `exportacoes`."
+    ),
+    tags=["Accounts"],
+)
+async def my_usage(
+    request: Request[Any, Any, Any], pool: NamedDependency[AsyncConnectionPool]
+) -> UsoConta:
+    caller = identity(request)
+    async with pool.connection() as conn:
+        rows = await repository.usage(conn, caller.conta_id, USAGE_DAYS)
+    return UsoConta(plano=caller.plano, limite_por_minuto=caller.limite, data=rows, total=len(rows))

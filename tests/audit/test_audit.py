@@ -115,3 +115,23 @@ def test_audit_odd_path_and_agent_still_written(api_server: Server, make_key: Ma
     assert body["data"][0]["status"] == status
     assert body["data"][0]["caminho"].startswith("/v1/cnpj/validar/\ufffd")
     assert body["data"][0]["user_agent"] == "x" * 512
+
+
+def test_usage_counted_by_cost_per_key(api_server: Server, make_key: MakeKey) -> None:
+    caller = make_key()
+    with api_server.client(headers=caller.headers) as client:
+        client.get("/v1/cnpj/33683111000280")
+        client.get("/v1/cnpj/contato/33683111000280")
+        client.get("/v1/search", params={"q": "serpro"})
+        client.get("/v1/cnpj/validar/33683111000280")  # costs nothing
+        deadline = time.monotonic() + 10
+        while True:
+            usage = client.get("/v1/me/uso").json()
+            counted = sum(u["consultas"] + u["buscas"] for u in usage["data"])
+            if counted >= 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+    assert usage["plano"] == "teste-alto-volume"
+    assert [(u["chave_id"], u["consultas"], u["buscas"]) for u in usage["data"]] == [
+        (caller.key_id, 2, 1)
+    ]
