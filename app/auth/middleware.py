@@ -35,7 +35,7 @@ from app.errors import (
     UnauthorizedError,
     UnavailableError,
 )
-from app.ratelimit.limiter import Decision, RateLimiter
+from app.ratelimit.limiter import Decision, RateLimiter, address_bucket, key_bucket
 
 MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
 INVALID = "Token inválido ou expirado."
@@ -137,7 +137,7 @@ class AccessMiddleware(ASGIMiddleware):
             if key is None and access is Access.PROTECTED:
                 raise UnauthorizedError(MISSING)
             if key is None:
-                bucket = f"ip:{opt.get('bucket', 'anonimo')}:{address}"
+                bucket = address_bucket(opt.get("bucket", "anonimo"), address)
                 decision = await gate.limiter.hit(bucket, int(opt.get("limit", ANONYMOUS_LIMIT)))
             else:
                 credential = await gate.credential(key)
@@ -165,7 +165,7 @@ class AccessMiddleware(ASGIMiddleware):
             raise UnauthorizedError(INVALID)
         if not _allowed(credential, address):
             raise ForbiddenError("Endereço IP fora da allowlist desta chave.")
-        return await gate.limiter.hit(f"chave:{credential.id}", credential.limite)
+        return await gate.limiter.hit(key_bucket(credential.id), credential.limite)
 
     @staticmethod
     async def _call(

@@ -47,6 +47,16 @@ return {admitted, count, now, first}
 """
 
 
+def key_bucket(key_id: str) -> str:
+    """The one window of an API key, drawn on by REST and the agent interface alike."""
+    return f"chave:{key_id}"
+
+
+def address_bucket(group: str, address: str) -> str:
+    """The window of an IP address without a token, per group of routes."""
+    return f"ip:{group}:{address}"
+
+
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
     admitted: bool
     limit: int

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from app.ratelimit.limiter import RateLimiter
+from app.ratelimit.limiter import RateLimiter, key_bucket
 from app.settings import get_settings
 from tests.conftest import MakeKey, Server, _free_port
 
@@ -46,7 +46,7 @@ def test_starter_key_fifty_clients_two_processes_exactly_three(
     assert remaining == ["0", "1", "2"]
     # After the window the key is served again. Rather than sleep a minute, the window's
     # entries are aged by 60 s in Redis, as the passing of time would.
-    asyncio.run(_age(f"{api_server.redis_prefix}rl:chave:{key.key_id}", 60))
+    asyncio.run(_age(f"{api_server.redis_prefix}rl:{key_bucket(key.key_id)}", 60))
     with api_server.client(headers=key.headers) as client:
         resumed = client.get(VALIDATE)
     assert resumed.status_code == 200
