@@ -117,12 +117,36 @@ def redis_down(peer_alias: str) -> Iterator[Server]:
 
 
 def test_redis_down_fails_closed_503(redis_down: Server, make_key: MakeKey) -> None:
-    with redis_down.client(headers=make_key().headers) as client:
-        status = client.get("/v1/status")
-        assert status.status_code == 503
-        assert status.json()["dependencies"]["redis"]["status"] == "down"
-        for headers in (None, {}):
-            response = client.get(VALIDATE, headers=headers)
-            assert response.status_code == 503
-            assert response.json()["error"] == "Service Unavailable"
-            assert int(response.headers["Retry-After"]) > 0
+    status = httpx.get(f"{redis_down.url}/v1/status", timeout=10)
+    assert status.status_code == 503
+    assert status.json()["dependencies"]["redis"]["status"] == "down"
+    for headers in (make_key().headers, {}):  # with a key, and anonymous
+        with redis_down.client(headers=headers) as client:
+            response = client.get(VALIDATE)
+        assert response.status_code == 503
+        assert response.json()["error"] == "Service Unavailable"
+        assert int(response.headers["Retry-After"]) > 0
+
+
+@pytest.fixture(scope="module")
+def postgres_down(peer_alias: str) -> Iterator[Server]:
+    closed = f"postgresql://registry:registry@127.0.0.1:{_free_port()}/registry"
+    server = Server(
+        peer_alias,
+        workers=1,
+        env={"DATABASE_URL": closed, "REQUEST_TIMEOUT": "1", "HEALTH_TIMEOUT": "0.5"},
+    )
+    yield server
+    server.stop()
+
+
+def test_postgres_down_keyed_calls_503_anonymous_served(
+    postgres_down: Server, make_key: MakeKey
+) -> None:
+    with postgres_down.client(headers=make_key().headers) as client:
+        response = client.get(VALIDATE)
+        assert response.status_code == 503
+        assert response.json()["error"] == "Service Unavailable"
+        assert int(response.headers["Retry-After"]) > 0
+    with postgres_down.client(headers={}) as anonymous:
+        assert anonymous.get(VALIDATE).status_code == 200
