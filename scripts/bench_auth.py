@@ -3,12 +3,13 @@
 
     .venv/bin/python scripts/bench_auth.py [--rate 200] [--seconds 20] [--workers 2]
 
-Starts the app twice under uvicorn, one after the other, on the services of the environment
-(`DATABASE_URL`, `REDIS_URL`...): `create_app()` as served, then `create_app(protected=False)`
-(the factory below; not reachable from any setting). Each gets the same open-loop load from
-this process: `GET /v1/cnpj/validar/{cnpj}` (no Elasticsearch), at a fixed rate, with the
-Bearer key of a bench account whose plan row allows the whole run. Prints p50/p99 in µs of
-both and the difference.
+Starts the app twice under uvicorn on the services of the environment (`DATABASE_URL`,
+`REDIS_URL`...): `create_app()` as served, and `create_app(protected=False)` (the factory
+below; not reachable from any setting). Each gets the same open-loop load from this process,
+`GET /v1/cnpj/validar/{cnpj}` (no Elasticsearch) at a fixed rate with the Bearer key of a bench
+account whose plan row allows the whole run, in alternating slices (`--rounds`), so a drift in
+the machine's background load falls on both alike. Prints p50/p99 in µs of both and the
+difference.
 """
 
 from __future__ import annotations
@@ -113,30 +114,38 @@ async def load(url: str, key: str, rate: float, seconds: float) -> list[float]:
     return latencies
 
 
-def measure(name: str, target: list[str], key: str, args: argparse.Namespace) -> list[float]:
-    process, url = serve(target, args.workers)
-    try:
-        latencies = asyncio.run(load(url, key, args.rate, args.seconds))
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+def report(name: str, latencies: list[float]) -> tuple[float, float]:
     q = statistics.quantiles(latencies, n=100)
     print(f"{name:<12} n={len(latencies)}  p50 {q[49]:8.0f} µs  p99 {q[98]:8.0f} µs")
-    return [q[49], q[98]]
+    return q[49], q[98]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=200)
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float, default=20, help="of load on each app")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations between the apps")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     database = get_settings().database_url
     migrate(database)
     key = asyncio.run(_key(database))
-    bare = measure("without", ["bench_auth:unprotected_app", "--factory", "--app-dir",
-                               str(ROOT / "scripts")], key, args)  # fmt: skip
-    full = measure("with", ["app.asgi:app"], key, args)
+    targets = {
+        "without": ["bench_auth:unprotected_app", "--factory", "--app-dir", str(ROOT / "scripts")],
+        "with": ["app.asgi:app"],
+    }
+    servers = {name: serve(target, args.workers) for name, target in targets.items()}
+    latencies: dict[str, list[float]] = {name: [] for name in targets}
+    try:
+        for _ in range(args.rounds):
+            for name, (_, url) in servers.items():
+                slice_ = args.seconds / args.rounds
+                latencies[name] += asyncio.run(load(url, key, args.rate, slice_))
+    finally:
+        for process, _ in servers.values():
+            process.terminate()
+            process.wait(timeout=30)
+    bare, full = report("without", latencies["without"]), report("with", latencies["with"])
     print(f"{'overhead':<12} p50 {full[0] - bare[0]:+8.0f} µs  p99 {full[1] - bare[1]:+8.0f} µs")
 
 

@@ -1,12 +1,12 @@
 """An in-process queue of audit rows drained by a background task in batches.
 
 Requests only `put_nowait` a row (no database round trip on the critical path). The task
-writes whatever has accumulated in one transaction. On shutdown the lifespan calls `close()`,
-which queues a stop marker behind every row already queued and waits until the task has
-written them all: a clean shutdown loses nothing. A write that fails because the database is
-unreachable is retried with backoff; the queue is bounded, so an outage that outlasts it drops
-the newest rows and says so in the log rather than exhausting memory. Any other failure is a
-bug and is logged with the number of rows lost.
+lets rows gather for `LINGER` seconds after the first, then writes them in one transaction.
+On shutdown the lifespan calls `close()`, which queues a stop marker behind every row already
+queued and waits until the task has written them all: a clean shutdown loses nothing. A write
+that fails because the database is unreachable is retried with backoff; the queue is bounded,
+so an outage that outlasts it drops the newest rows and says so in the log rather than
+exhausting memory. Any other failure is a bug and is logged with the number of rows lost.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from app.audit.repository import Entrada
 log = logging.getLogger("app.audit")
 
 BATCH = 500
+LINGER = 0.2
+"""Seconds the writer lets rows gather after the first one, so a busy process writes one
+transaction per batch instead of one per request."""
 MAX_QUEUED = 100_000
 RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
 _STOP: Final = object()
@@ -59,6 +62,8 @@ class AuditWriter:
         while True:
             batch: list[Entrada] = []
             item = await self._queue.get()
+            if item is not _STOP:
+                await asyncio.sleep(LINGER)
             while item is not _STOP:
                 assert isinstance(item, Entrada)
                 batch.append(item)
