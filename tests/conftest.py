@@ -4,7 +4,7 @@
 app reads. Each test loads into its own alias, so tests never see each other's data. The
 session applies the database migrations; every server gets a Redis key prefix of its own, so
 rate-limit windows of one server never leak into another's tests. The shared `api` client
-sends the Bearer key of an account on a high-limit test plan (a row of data, see `keys`).
+sends the Bearer key of an account on a high-limit test plan (a row of data, `TEST_PLAN`).
 """
 
 from __future__ import annotations
