@@ -12,6 +12,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
@@ -27,6 +28,7 @@ from app.accounts.routes import (
 )
 from app.audit.routes import audit_log, my_usage
 from app.audit.writer import AuditWriter
+from app.auth.access import BEARER, BEARER_SCHEME
 from app.auth.middleware import AccessMiddleware, Gate
 from app.batch.routes import batch_lookup
 from app.errors import HANDLERS
@@ -126,5 +128,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             description="Brazilian company registry: Receita Federal's CNPJ open data.",
             path="/schema",
             render_plugins=[ScalarRenderPlugin()],
+            components=Components(security_schemes={BEARER: BEARER_SCHEME}),
+            security=[{BEARER: []}],
         ),
     )

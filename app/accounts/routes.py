@@ -26,7 +26,7 @@ from app.accounts.service import (
     TokenEmitido,
     Verificacao,
 )
-from app.auth.access import Access
+from app.auth.access import NO_TOKEN, Access
 from app.auth.guards import identity, require_admin
 from app.auth.middleware import Gate
 from app.errors import BadRequestError, ConflictError, NotFoundError
@@ -121,6 +121,7 @@ class Envio(msgspec.Struct, kw_only=True):
     ),
     status_code=202,
     opt={"access": Access.BOOTSTRAP, "bucket": "auth-start", "limit": 3},
+    security=NO_TOKEN,
     tags=["Token bootstrap"],
 )
 async def bootstrap_start(
@@ -142,6 +143,7 @@ async def bootstrap_start(
     ),
     status_code=200,
     opt={"access": Access.BOOTSTRAP, "bucket": "auth-verify", "limit": 10},
+    security=NO_TOKEN,
     tags=["Token bootstrap"],
 )
 async def bootstrap_verify(

@@ -9,9 +9,22 @@ from __future__ import annotations
 from enum import StrEnum
 
 import msgspec
+from litestar.openapi.spec import SecurityRequirement, SecurityScheme
 
 ANONYMOUS_LIMIT = 3
 """Requests per rolling minute per IP address without a token (spec §8)."""
+
+
+BEARER = "BearerAuth"
+BEARER_SCHEME = SecurityScheme(
+    type="http",
+    scheme="bearer",
+    description="`Authorization: Bearer <API_KEY>`; a key anywhere else gets 401.",
+)
+NO_TOKEN: list[SecurityRequirement] = [{}]
+"""OpenAPI `security` of routes that take no token."""
+TOKEN_OPTIONAL: list[SecurityRequirement] = [{}, {BEARER: []}]
+"""OpenAPI `security` of the anonymous try-out routes."""
 
 
 class Access(StrEnum):

@@ -9,7 +9,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
-from app.auth.access import Access
+from app.auth.access import TOKEN_OPTIONAL, Access
 from app.domain.record import Contato, Empresa
 from app.errors import ErrorBody
 from app.lib.responses import json_response
@@ -47,6 +47,7 @@ ERRORS = {
         **ERRORS,
     },
     opt={"access": Access.ANONYMOUS, "cost": "consultas"},
+    security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )
 async def lookup_cnpj(

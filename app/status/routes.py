@@ -9,7 +9,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from app.auth.access import Access
+from app.auth.access import NO_TOKEN, Access
 from app.lib.responses import json_response
 from app.settings import Settings
 from app.status.service import Status, status
@@ -28,6 +28,7 @@ from app.status.service import Status, status
         ),
     },
     opt={"access": Access.OPEN},
+    security=NO_TOKEN,
     tags=["Status"],
 )
 async def service_status(

@@ -9,7 +9,7 @@ import msgspec
 from litestar import get
 from litestar.params import FromPath
 
-from app.auth.access import Access
+from app.auth.access import TOKEN_OPTIONAL, Access
 from app.domain import cnpj
 
 MAX_INPUT = 64
@@ -54,6 +54,7 @@ def validate(raw: str) -> Validacao:
         "Answers 200 with `valido` and, when not valid, the reason."
     ),
     opt={"access": Access.ANONYMOUS},
+    security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )
 async def validate_cnpj(cnpj: FromPath[str]) -> Validacao:

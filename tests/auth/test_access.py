@@ -144,3 +144,15 @@ def test_open_routes_without_key(api_server: Server) -> None:
             response = client.get(path)
             assert response.status_code == 200, path
             assert "X-RateLimit-Limit" not in response.headers
+
+
+def test_openapi_declares_bearer_and_open_routes(api_server: Server) -> None:
+    with api_server.client(headers={}) as client:
+        document = client.get("/schema/openapi.json").json()
+    assert document["security"] == [{"BearerAuth": []}]
+    assert document["components"]["securitySchemes"]["BearerAuth"]["scheme"] == "bearer"
+    paths = document["paths"]
+    assert paths["/v1/status"]["get"]["security"] == [{}]
+    assert paths["/api/mcp/auth/verify"]["post"]["security"] == [{}]
+    assert paths["/v1/cnpj/{cnpj}"]["get"]["security"] == [{}, {"BearerAuth": []}]
+    assert "security" not in paths["/v1/me/chaves"]["get"]  # the document's default: Bearer
