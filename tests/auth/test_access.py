@@ -156,3 +156,16 @@ def test_openapi_declares_bearer_and_open_routes(api_server: Server) -> None:
     assert paths["/api/mcp/auth/verify"]["post"]["security"] == [{}]
     assert paths["/v1/cnpj/{cnpj}"]["get"]["security"] == [{}, {"BearerAuth": []}]
     assert "security" not in paths["/v1/me/chaves"]["get"]  # the document's default: Bearer
+
+
+def test_other_accounts_key_untouchable_404(api_server: Server, make_key: MakeKey) -> None:
+    mine, theirs = make_key(), make_key()
+    with api_server.client(headers=mine.headers) as client:
+        assert client.delete(f"{PROTECTED}/{theirs.key_id}").status_code == 404
+        put = client.put(
+            f"{PROTECTED}/{theirs.key_id}/allowlist", json={"allowlist": ["10.0.0.0/8"]}
+        )
+        assert put.status_code == 404
+        assert theirs.key_id not in client.get(PROTECTED).text
+    with api_server.client(headers=theirs.headers) as client:
+        assert client.get(VALIDATE).status_code == 200
