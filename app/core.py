@@ -12,9 +12,24 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
+from app.accounts.keys import check_secret
+from app.accounts.routes import (
+    bootstrap_start,
+    bootstrap_verify,
+    create_account,
+    create_key,
+    list_keys,
+    revoke_key,
+    set_allowlist,
+)
+from app.audit.routes import audit_log, my_usage
+from app.audit.writer import AuditWriter
+from app.auth.access import BEARER, BEARER_SCHEME
+from app.auth.middleware import AccessMiddleware, Gate
 from app.batch.routes import batch_lookup
 from app.catalog.routes import city_autocomplete, cnae_autocomplete
 from app.errors import HANDLERS
@@ -22,6 +37,7 @@ from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lookup.routes import contacts, lookup_cnpj
 from app.partners.routes import company_partners, partner_companies
+from app.ratelimit.limiter import RateLimiter
 from app.search.city_routes import city_categories, companies_by_city
 from app.search.routes import by_name, search_get, search_post, seek_get, seek_post
 from app.settings import Settings, get_settings
@@ -35,16 +51,28 @@ API_VERSION = "1.0.0"
 @asynccontextmanager
 async def lifespan(app: Litestar) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
+    secret = check_secret(settings.api_key_secret)
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
+    # Autocommit: a single statement is its own transaction (one round trip for the key
+    # lookup of every request); work of several statements opens `conn.transaction()`.
     pool = AsyncConnectionPool(
-        settings.database_url, min_size=1, max_size=10, open=False, timeout=settings.request_timeout
+        settings.database_url,
+        min_size=1,
+        max_size=10,
+        open=False,
+        timeout=settings.request_timeout,
+        kwargs={"autocommit": True},
     )
     await pool.open(wait=False)
     redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)
-    app.state.update(es=es, pool=pool, redis=redis)
+    audit = AuditWriter(pool)
+    gate = Gate(pool, RateLimiter(redis, settings.redis_prefix), audit, secret)
+    app.state.update(es=es, pool=pool, redis=redis, gate=gate)
+    audit.start()
     try:
         yield
     finally:
+        await audit.close()
         await es.close()
         await pool.close()
         await redis.aclose()
@@ -59,7 +87,9 @@ def _from_state(key: str) -> Callable[[State], Any]:
     return provide
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
+def create_app(settings: Settings | None = None, *, protected: bool = True) -> Litestar:
+    """The app. `protected=False` drops the access middleware (Bearer keys, rate limits,
+    audit); only the benchmark uses it, to measure what that layer costs."""
     return Litestar(
         route_handlers=[
             lookup_cnpj,
@@ -79,13 +109,23 @@ def create_app(settings: Settings | None = None) -> Litestar:
             cnae_autocomplete,
             city_autocomplete,
             service_status,
+            list_keys,
+            create_key,
+            revoke_key,
+            set_allowlist,
+            bootstrap_start,
+            bootstrap_verify,
+            create_account,
+            audit_log,
+            my_usage,
         ],
         lifespan=[lifespan],
         state=State({"settings": settings or get_settings()}),
         dependencies={
             key: Provide(_from_state(key), sync_to_thread=False)
-            for key in ("es", "pool", "redis", "settings")
+            for key in ("es", "pool", "redis", "settings", "gate")
         },
+        middleware=[AccessMiddleware()] if protected else [],
         guards=[reject_unknown_query],
         exception_handlers=HANDLERS,  # type: ignore[arg-type]
         openapi_config=OpenAPIConfig(
@@ -94,5 +134,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             description="Brazilian company registry: Receita Federal's CNPJ open data.",
             path="/schema",
             render_plugins=[ScalarRenderPlugin()],
+            components=Components(security_schemes={BEARER: BEARER_SCHEME}),
+            security=[{BEARER: []}],
         ),
     )

@@ -25,18 +25,43 @@ class AppError(Exception):
 
     status = HTTPStatus.INTERNAL_SERVER_ERROR
 
-    def __init__(self, message: str, details: Any = None) -> None:
+    def __init__(
+        self, message: str, details: Any = None, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
+        self.headers = headers or {}
 
 
 class BadRequestError(AppError):
     status = HTTPStatus.BAD_REQUEST
 
 
+class UnauthorizedError(AppError):
+    """401: key missing, malformed, unknown, revoked, or sent outside `Authorization: Bearer`."""
+
+    status = HTTPStatus.UNAUTHORIZED
+
+
+class ForbiddenError(AppError):
+    """403: address outside the key's allowlist, or a route for administrators only."""
+
+    status = HTTPStatus.FORBIDDEN
+
+
 class NotFoundError(AppError):
     status = HTTPStatus.NOT_FOUND
+
+
+class ConflictError(AppError):
+    status = HTTPStatus.CONFLICT
+
+
+class TooManyRequestsError(AppError):
+    """429: the window of the key, plan or address is full; `headers` carry `Retry-After`."""
+
+    status = HTTPStatus.TOO_MANY_REQUESTS
 
 
 class UnavailableError(AppError):
@@ -53,7 +78,9 @@ def error_response(status: int, message: str, details: Any = None) -> Response[E
 
 
 def app_error_handler(_: Request[Any, Any, Any], error: AppError) -> Response[ErrorBody]:
-    return error_response(error.status, error.message, error.details)
+    response = error_response(error.status, error.message, error.details)
+    response.headers.update(error.headers)
+    return response
 
 
 def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Response[ErrorBody]:

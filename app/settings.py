@@ -17,11 +17,25 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     request_timeout: float = 5.0
     """Seconds before a call to a dependency gives up."""
     health_timeout: float = 2.0
+    redis_prefix: str = "cnpj:"
+    """Prefix of every Redis key the app writes (rate-limit windows)."""
+    api_key_secret: str = ""
+    """Server secret of the keyed hash (HMAC-SHA256) of API keys and e-mail codes. Required:
+    the app refuses to start without one (`scripts/run.sh` generates one into `.state/`)."""
+    public_url: str = "http://127.0.0.1:8000"
+    """Base address callers use; `mcp_url` of the token bootstrap is this plus `/mcp`."""
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 25
+    smtp_sender: str = "CNPJ Registry <no-reply@localhost>"
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_starttls: bool = False
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """Settings from `ELASTICSEARCH_URL`, `DATABASE_URL`, `REDIS_URL`, `INDEX_ALIAS`..."""
+    """Settings from `ELASTICSEARCH_URL`, `DATABASE_URL`, `REDIS_URL`, `INDEX_ALIAS`,
+    `API_KEY_SECRET`, `SMTP_HOST`... (each field's name upper-cased)."""
     values = {
         field: os.environ[field.upper()]
         for field in Settings.__struct_fields__

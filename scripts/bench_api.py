@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from loadgen import MakeRequest, open_loop  # noqa: E402
+from loadgen import MakeRequest, bench_key, open_loop  # noqa: E402
 
 from app.domain.cnpj import check_digits  # noqa: E402
 from indexer import elastic  # noqa: E402
@@ -72,11 +72,16 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=0, help="POST /v1/cnpj/lote with this many CNPJs instead"
     )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("API_KEY"),
+        help="Bearer key (default: $API_KEY, else a new key of the bench plan)",
+    )
     args = parser.parse_args()
     cnpjs = sample_cnpjs(args.elasticsearch, args.alias, args.sample, seed=7)
     label = f"POST /v1/cnpj/lote x{args.batch}" if args.batch else "GET /v1/cnpj/{cnpj}"
     make = request_maker(args.url, cnpjs, args.batch)
-    asyncio.run(open_loop(make, args.rate, args.seconds, label))
+    asyncio.run(open_loop(make, args.rate, args.seconds, label, args.api_key or bench_key()))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from elasticsearch import Elasticsearch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from loadgen import open_loop  # noqa: E402
+from loadgen import bench_key, open_loop  # noqa: E402
 from search_eval import variants  # noqa: E402
 
 PATHS = {
@@ -105,6 +105,11 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--sample", type=int, default=2000)
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("API_KEY"),
+        help="Bearer key (default: $API_KEY, else a new key of the bench plan)",
+    )
     args = parser.parse_args()
     rng = random.Random(7)
     documents = sample_documents(args.elasticsearch, args.alias, args.sample, seed=7)
@@ -114,7 +119,7 @@ def main() -> None:
     def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
         return session.get(f"{args.url}{path}", params=rng.choice(params))
 
-    asyncio.run(open_loop(make, args.rate, args.seconds, path))
+    asyncio.run(open_loop(make, args.rate, args.seconds, path, args.api_key or bench_key()))
 
 
 if __name__ == "__main__":

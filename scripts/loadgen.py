@@ -1,8 +1,8 @@
-"""Open-loop load generator shared by the API benchmarks.
+"""Open-loop load generation shared by the API benchmarks, and the key they send.
 
 Requests start on a fixed schedule whatever the answers' latency, so a slow server shows up as
-latency instead of hiding behind a lower rate. Prints the achieved rate, status counts and
-p50/p95/p99/max latency in milliseconds.
+latency instead of hiding behind a lower rate. `open_loop` prints the achieved rate, status
+counts and p50/p95/p99/max latency in milliseconds.
 """
 
 from __future__ import annotations
@@ -10,27 +10,59 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.accounts import service
+from app.accounts.keys import check_secret
+from app.lib.migrate import migrate
+from app.settings import get_settings
 
 MakeRequest = Callable[[aiohttp.ClientSession, random.Random], Any]
 """Given the session and a seeded generator, start one request (`session.get(...)`...)."""
+BENCH_PLAN = "bench"
 
 
-async def open_loop(make: MakeRequest, rate: float, seconds: float, label: str) -> list[float]:
+async def schedule(
+    total: int, rate: float, request: Callable[[int], Coroutine[Any, Any, None]]
+) -> float:
+    """Start `request(n)` for n in range(total) on a fixed schedule of `rate` per second,
+    whatever the answers' latency; returns the seconds until the last one finished."""
+    start = time.perf_counter()
+    tasks = []
+    for n in range(total):
+        delay = start + n / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(request(n)))
+    await asyncio.gather(*tasks)
+    return time.perf_counter() - start
+
+
+async def open_loop(
+    make: MakeRequest, rate: float, seconds: float, label: str, api_key: str | None = None
+) -> list[float]:
     """Send `rate` requests per second for `seconds`; print and return the latencies (ms)."""
     latencies: list[float] = []
     statuses: Counter[int | str] = Counter()
     rng = random.Random(1)
     connector = aiohttp.TCPConnector(limit=512)
     timeout = aiohttp.ClientTimeout(total=10)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=timeout, headers=headers
+    ) as session:
 
-        async def one() -> None:
+        async def one(_: int) -> None:
             started = time.perf_counter()
             try:
                 async with make(session, rng) as response:
@@ -42,15 +74,7 @@ async def open_loop(make: MakeRequest, rate: float, seconds: float, label: str) 
             latencies.append((time.perf_counter() - started) * 1000)
 
         total = int(rate * seconds)
-        start = time.perf_counter()
-        tasks = []
-        for n in range(total):
-            delay = start + n / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one()))
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
+        elapsed = await schedule(total, rate, one)
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
     print(f"{label}: requests {total} in {elapsed:.1f} s ({total / elapsed:.0f} req/s), "
           f"statuses {dict(statuses)}")  # fmt: skip
@@ -59,3 +83,26 @@ async def open_loop(make: MakeRequest, rate: float, seconds: float, label: str) 
         f"p99 {quantiles[98]:.2f}  max {max(latencies, default=0):.2f}"
     )
     return latencies
+
+
+async def _bench_key(url: str) -> str:
+    secret = check_secret(get_settings().api_key_secret)
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        await conn.execute(
+            "INSERT INTO planos (nome, limite_por_minuto) VALUES (%s, 100000000) "
+            "ON CONFLICT (nome) DO NOTHING",
+            (BENCH_PLAN,),
+        )
+        conta, _ = await service.ensure_account(
+            conn, nome="Bench", email="bench@localhost", telefone="", plano=BENCH_PLAN,
+            papel="usuario",
+        )  # fmt: skip
+        return (await service.issue_key(conn, secret, conta.id, "bench", [])).api_key
+
+
+def bench_key() -> str:
+    """A new key of the bench account, whose plan row lets a benchmark run unthrottled (the
+    database of `DATABASE_URL`, migrated first; `API_KEY_SECRET` must be the server's)."""
+    database = get_settings().database_url
+    migrate(database)
+    return asyncio.run(_bench_key(database))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import random
 import shutil
 import statistics
@@ -219,11 +220,14 @@ def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]
     return queries
 
 
-def evaluate(url: str, queries: list[Query], endpoint: str = "nome") -> dict[str, Any]:
-    """MRR@10 and hit@1 of `queries` against the API at `url`."""
+def evaluate(
+    url: str, queries: list[Query], endpoint: str = "nome", api_key: str | None = None
+) -> dict[str, Any]:
+    """MRR@10 and hit@1 of `queries` against the API at `url`, with the Bearer `api_key`."""
     param = "nome" if endpoint in ("nome", "seek") else "q"
     ranks: list[tuple[Query, int | None]] = []
-    with httpx.Client(base_url=url, timeout=30) as client:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(base_url=url, timeout=30, headers=headers) as client:
         for item in queries:
             response = client.get(f"/v1/{endpoint}", params={param: item.query, "limit": 10})
             response.raise_for_status()
@@ -265,6 +269,7 @@ def main() -> None:
     run.add_argument("--url", default="http://127.0.0.1:8000")
     run.add_argument("--endpoint", default="nome", choices=("nome", "search", "seek"))
     run.add_argument("--queries", type=Path, default=QUERIES)
+    run.add_argument("--api-key", default=os.environ.get("API_KEY"), help="default: $API_KEY")
     args = parser.parse_args()
     if args.command == "release":
         build_release(args.out, args.background)
@@ -274,7 +279,7 @@ def main() -> None:
         args.out.write_bytes(msgspec.json.format(msgspec.json.encode(made), indent=1) + b"\n")
         print(f"{len(made)} labelled queries written to {args.out}")
     else:
-        result = evaluate(args.url, load_queries(args.queries), args.endpoint)
+        result = evaluate(args.url, load_queries(args.queries), args.endpoint, args.api_key)
         print(f"queries {result['queries']}  endpoint /v1/{args.endpoint}")
         print(f"MRR@10 {result['mrr_at_10']:.4f}  hit@1 {result['hit_at_1']:.4f}")
         for kind, value in result["by_kind"].items():

@@ -7,6 +7,7 @@ cd "$ROOT"
 bash scripts/bootstrap.sh
 bash scripts/services.sh up
 eval "$(bash scripts/services.sh env)"
+. scripts/secret.sh
 .venv/bin/ruff check app indexer tests scripts
 .venv/bin/ruff format --check app indexer tests scripts
 .venv/bin/mypy

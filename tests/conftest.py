@@ -1,25 +1,37 @@
 """Shared fixtures: the real Elasticsearch, a loader, and the API served by uvicorn workers.
 
 `scripts/test.sh` starts the services; the URLs come from the same environment variables the
-app reads. Each test loads into its own alias, so tests never see each other's data.
+app reads. Each test loads into its own alias, so tests never see each other's data. The
+session applies the database migrations; every server gets a Redis key prefix of its own, so
+rate-limit windows of one server never leak into another's tests. The shared `api` client
+sends the Bearer key of an account on a high-limit test plan (a row of data, `TEST_PLAN`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
+import secrets
 import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from elasticsearch import Elasticsearch
 from hypothesis import settings
 
+from app.accounts import service
+from app.accounts.keys import check_secret
+from app.lib.migrate import migrate
 from app.settings import get_settings
 from indexer import elastic
 from indexer.load import LoadReport, Options, Progress, run
@@ -33,6 +45,12 @@ RECEITA_SAMPLE = SHARED / "receita-sample"
 SERPRO = "33683111000280"
 
 Loader = Callable[..., LoadReport]
+
+# A secret of the session when none is given: keys are made by the tests themselves.
+os.environ.setdefault("API_KEY_SECRET", secrets.token_hex(32))
+TEST_PLAN = "teste-alto-volume"
+"""A plan row the session adds for the generic test key: the suite makes hundreds of requests
+a minute. Rate-limit tests use the real Starter plan and the anonymous limit."""
 
 # Examples that go through HTTP to the real services take what the machine gives them; a
 # per-example deadline would turn a slow moment into a failure that says nothing about the code.
@@ -92,13 +110,65 @@ def _free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class Issued:
+    key: str
+    key_id: str
+    conta_id: int
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+MakeKey = Callable[..., Issued]
+
+
+@functools.cache
+def migrated() -> str:
+    """The migrated database (the real migrations, applied as `registry-admin migrate` does),
+    with the test plan row."""
+    url = get_settings().database_url
+    migrate(url)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO planos (nome, limite_por_minuto) VALUES (%s, 1000000) "
+            "ON CONFLICT (nome) DO NOTHING",
+            (TEST_PLAN,),
+        )
+    return url
+
+
+def new_key(plano: str = TEST_PLAN, papel: str = "usuario") -> Issued:
+    """A new account with one key, made by the app's own service code."""
+
+    async def issue() -> Issued:
+        secret = check_secret(get_settings().api_key_secret)
+        async with await psycopg.AsyncConnection.connect(migrated()) as conn:
+            conta, _ = await service.ensure_account(
+                conn, nome="Teste", email=f"teste-{uuid.uuid4().hex}@example.com",
+                telefone="", plano=plano, papel=papel,
+            )  # fmt: skip
+            issued = await service.issue_key(conn, secret, conta.id, "testes", [])
+        return Issued(issued.api_key, issued.chave.id, conta.id)
+
+    return asyncio.run(issue())
+
+
+@functools.cache
+def generic_key() -> Issued:
+    """The key every test client sends unless a test says otherwise."""
+    return new_key()
+
+
 class Server:
     """The app under uvicorn with two worker processes, as in production."""
 
-    def __init__(self, alias: str, workers: int = 2) -> None:
+    def __init__(self, alias: str, workers: int = 2, env: dict[str, str] | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "INDEX_ALIAS": alias}
+        self.redis_prefix = f"test-{uuid.uuid4().hex[:10]}:"
+        env = {**os.environ, "INDEX_ALIAS": alias, "REDIS_PREFIX": self.redis_prefix, **(env or {})}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1",
              "--port", str(self.port), "--workers", str(workers), "--no-access-log"],
@@ -107,6 +177,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )  # fmt: skip
+        self.headers = generic_key().headers
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -118,6 +189,15 @@ class Server:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError("server did not answer in 30 s")
+
+    def client(self, address: str | None = None, **options: Any) -> httpx.Client:
+        """A client that sends the generic test key (pass `headers={}` to send none), from the
+        loopback `address` when given (127.0.0.2...: another caller for per-IP limits)."""
+        options.setdefault("headers", self.headers)
+        options.setdefault("timeout", 10)
+        if address:
+            options["transport"] = httpx.HTTPTransport(local_address=address)
+        return httpx.Client(base_url=self.url, **options)
 
     def stop(self) -> str:
         self.process.terminate()
@@ -138,9 +218,26 @@ def peer_alias(load: Loader, new_alias: Callable[[], str]) -> str:
 
 
 @pytest.fixture(scope="session")
-def api(peer_alias: str) -> Iterator[httpx.Client]:
+def database() -> str:
+    return migrated()
+
+
+@pytest.fixture(scope="session")
+def make_key(database: str) -> MakeKey:
+    return new_key
+
+
+@pytest.fixture(scope="session")
+def api_server(peer_alias: str) -> Iterator[Server]:
     server = Server(peer_alias)
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        yield client
+    yield server
     log = server.stop()
     assert "Traceback" not in log, log
+    assert generic_key().key not in log
+
+
+@pytest.fixture(scope="session")
+def api(api_server: Server) -> Iterator[httpx.Client]:
+    """A client of the shared server that sends the generic test key."""
+    with api_server.client() as client:
+        yield client

@@ -33,6 +33,7 @@ from app.settings import Settings
         ),
     },
     status_code=200,
+    opt={"cost": "consultas"},
     tags=["CNPJ"],
 )
 async def batch_lookup(

@@ -49,7 +49,7 @@ _PAGE = (
         200: ResponseSpec(data_container=CnaePage, generate_examples=False, description="CNAEs"),
         **_ERRORS,
     },
-    opt={"query": ("query", "limit")},
+    opt={"query": ("query", "limit"), "cost": "buscas"},
     tags=["Busca"],
 )
 async def cnae_autocomplete(
@@ -75,7 +75,7 @@ async def cnae_autocomplete(
         ),
         **_ERRORS,
     },
-    opt={"query": ("query", "uf", "limit")},
+    opt={"query": ("query", "uf", "limit"), "cost": "buscas"},
     tags=["Busca"],
 )
 async def city_autocomplete(

@@ -9,6 +9,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
+from app.auth.access import TOKEN_OPTIONAL, Access
 from app.domain.record import Contato, Empresa
 from app.errors import ErrorBody
 from app.lib.responses import json_response
@@ -45,6 +46,8 @@ ERRORS = {
         ),
         **ERRORS,
     },
+    opt={"access": Access.ANONYMOUS, "cost": "consultas"},
+    security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )
 async def lookup_cnpj(
@@ -75,6 +78,7 @@ class ContatoEmpresa(Contato, frozen=True, kw_only=True):
         ),
         **ERRORS,
     },
+    opt={"cost": "consultas"},
     tags=["CNPJ"],
 )
 async def contacts(

@@ -28,6 +28,7 @@ from app.settings import Settings
         200: ResponseSpec(data_container=Quadro, generate_examples=False, description="The QSA"),
         **ERRORS,
     },
+    opt={"cost": "consultas"},
     tags=["Sócios"],
 )
 async def company_partners(
@@ -52,7 +53,7 @@ async def company_partners(
         200: ResponseSpec(data_container=Pagina, generate_examples=False, description="A page"),
         400: ERRORS[400],
     },
-    opt={"query": ("nome", "doc", "idade", "limit", "cursor")},
+    opt={"query": ("nome", "doc", "idade", "limit", "cursor"), "cost": "buscas"},
     tags=["Sócios"],
 )
 async def partner_companies(

@@ -28,7 +28,7 @@ CITY_FIELDS = ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "f
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": CITY_FIELDS},
+    opt={"query": CITY_FIELDS, "cost": "buscas"},
 )
 async def companies_by_city(
     request: Request[Any, Any, Any],

@@ -125,7 +125,10 @@ _SEEK_DOC = (
     description=_SEARCH_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEARCH)},
+    opt={
+        "query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEARCH),
+        "cost": "buscas",
+    },
 )
 async def search_get(
     request: Request[Any, Any, Any],
@@ -143,6 +146,7 @@ async def search_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
+    opt={"cost": "buscas"},
 )
 async def search_post(
     request: Request[Any, Any, Any],
@@ -160,7 +164,10 @@ async def search_post(
     description=_SEEK_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEEK)},
+    opt={
+        "query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEEK),
+        "cost": "buscas",
+    },
 )
 async def seek_get(
     request: Request[Any, Any, Any],
@@ -178,6 +185,7 @@ async def seek_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
+    opt={"cost": "buscas"},
 )
 async def seek_post(
     request: Request[Any, Any, Any],
@@ -198,7 +206,7 @@ async def seek_post(
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": NOME_FIELDS},
+    opt={"query": NOME_FIELDS, "cost": "buscas"},
 )
 async def by_name(
     request: Request[Any, Any, Any],

@@ -58,7 +58,7 @@ def parse_uf(raw: str | None) -> str | None:
         **ERRORS,
     },
     tags=["CNPJ"],
-    opt={"query": ("uf",)},
+    opt={"query": ("uf",), "cost": "consultas"},
 )
 async def state_registrations(
     cnpj: FromPath[str],

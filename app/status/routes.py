@@ -9,6 +9,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
+from app.auth.access import NO_TOKEN, Access
 from app.lib.responses import json_response
 from app.settings import Settings
 from app.status.service import Status, status
@@ -26,6 +27,8 @@ from app.status.service import Status, status
             data_container=Status, generate_examples=False, description="A dependency is down"
         ),
     },
+    opt={"access": Access.OPEN},
+    security=NO_TOKEN,
     tags=["Status"],
 )
 async def service_status(

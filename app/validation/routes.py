@@ -9,6 +9,7 @@ import msgspec
 from litestar import get
 from litestar.params import FromPath
 
+from app.auth.access import TOKEN_OPTIONAL, Access
 from app.domain import cnpj
 
 MAX_INPUT = 64
@@ -52,6 +53,8 @@ def validate(raw: str) -> Validacao:
         "Checks length, characters and both check digits (numeric and alphanumeric CNPJs). "
         "Answers 200 with `valido` and, when not valid, the reason."
     ),
+    opt={"access": Access.ANONYMOUS},
+    security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )
 async def validate_cnpj(cnpj: FromPath[str]) -> Validacao:

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SERPRO
+from tests.strategies import json_values
 
 
 def test_batch_mixed_items_each_answered_in_order(api: httpx.Client) -> None:
@@ -66,19 +67,6 @@ def test_batch_bad_bodies_400(api: httpx.Client, content: bytes, fragment: str) 
     body = response.json()
     assert body["error"] == "Bad Request"
     assert fragment in body["message"] + json.dumps(body.get("details"))
-
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
 
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])

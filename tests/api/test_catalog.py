@@ -30,7 +30,7 @@ def alias(load: Loader, new_alias: Callable[[], str]) -> str:
 @pytest.fixture(scope="module")
 def api(alias: str) -> Iterator[httpx.Client]:
     server = Server(alias, workers=2)
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with server.client(timeout=30) as client:
         yield client
     assert "Traceback" not in server.stop()
 

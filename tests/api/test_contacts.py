@@ -15,7 +15,7 @@ def sample_api(load: Loader, new_alias: Callable[[], str]) -> Iterator[httpx.Cli
     alias = new_alias()
     load(RECEITA_SAMPLE, alias)
     server = Server(alias, workers=1)
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with server.client() as client:
         yield client
     server.stop()
 

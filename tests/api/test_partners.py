@@ -49,7 +49,7 @@ def partners_api(
     alias = new_alias()
     load(release, alias)
     server = Server(alias, workers=1)
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with server.client() as client:
         yield client
     server.stop()
 

@@ -14,7 +14,7 @@ from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, Loader, Server
+from tests.conftest import ROOT, Loader, Server, generic_key
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from search_eval import build_release, evaluate, load_queries
@@ -42,20 +42,20 @@ def server(alias: str) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def api(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with server.client(timeout=30) as client:
         yield client
 
 
 def test_name_relevance_on_labelled_queries(server: Server) -> None:
     queries = load_queries()[::6]
-    result = evaluate(server.url, queries, "nome")
+    result = evaluate(server.url, queries, "nome", generic_key().key)
     assert result["queries"] > 800
     assert result["mrr_at_10"] >= 0.9, result["worst"]
     assert result["hit_at_1"] >= 0.9, result["worst"]
 
 
 def test_search_relevance_on_labelled_queries(server: Server) -> None:
-    result = evaluate(server.url, load_queries()[3::20], "search")
+    result = evaluate(server.url, load_queries()[3::20], "search", generic_key().key)
     assert result["mrr_at_10"] >= 0.9, result["worst"]
 
 
@@ -175,7 +175,7 @@ def test_cursor_survives_release_swap(
     load(SAMPLE, name)
     server = Server(name, workers=1)
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with server.client(timeout=30) as client:
             first = client.get("/seek", params={"uf": "SP", "limit": "5"}).json()
             release = tmp_path / "smaller"
             release.mkdir()

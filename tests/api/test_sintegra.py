@@ -46,7 +46,7 @@ def loaded(
 @pytest.fixture(scope="module")
 def api(loaded: tuple[str, LoadReport]) -> Iterator[httpx.Client]:
     server = Server(loaded[0], workers=1)
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with server.client() as client:
         yield client
     assert "Traceback" not in server.stop()
 

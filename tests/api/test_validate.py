@@ -58,5 +58,5 @@ def test_validate_generated_cnpjs_valid(api: httpx.Client, body: str) -> None:
 def test_validate_any_input_200(api: httpx.Client, raw: str) -> None:
     response = api.get("/v1/cnpj/validar/" + quote(raw, safe=""))
     assert response.status_code in {200, 404}  # 404 only when the path has no CNPJ segment
-    if raw.strip("/"):
+    if raw.strip("/") and raw not in {".", ".."}:  # clients resolve dot segments away
         assert response.status_code == 200

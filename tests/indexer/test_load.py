@@ -9,7 +9,6 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import catalog_name
@@ -117,7 +116,7 @@ def test_alias_swap_previous_index_served_until_switch(
     assert elastic.alias_targets(es, alias) == [old.index]
     server = Server(alias)
     try:
-        with httpx.Client(base_url=server.url) as api:
+        with server.client() as api:
 
             def trade_name() -> str:
                 response = api.get(f"/v1/cnpj/{SERPRO}")

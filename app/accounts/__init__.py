@@ -1,0 +1,1 @@
+"""Accounts, API keys, the token bootstrap by e-mail code, and key management."""

@@ -1,0 +1,204 @@
+"""All SQL of accounts, keys and e-mail codes: plain parameterised psycopg 3. Callers own the
+transaction: the app's pool hands out autocommit connections, so a single statement stands
+alone and callers wrap several in `conn.transaction()`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from ipaddress import IPv4Network, IPv6Network
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg.rows import class_row
+
+Network = IPv4Network | IPv6Network
+
+
+class Conta(msgspec.Struct, kw_only=True):
+    id: int
+    nome: str
+    email: str
+    telefone: str
+    plano: str
+    papel: str
+    criada_em: datetime
+
+
+class Chave(msgspec.Struct, kw_only=True):
+    """A key as its owner sees it: never the key nor its hash."""
+
+    id: str
+    rotulo: str
+    allowlist: list[str]
+    criada_em: datetime
+    ultimo_uso: datetime | None
+    revogada_em: datetime | None
+
+
+class Credencial(msgspec.Struct, kw_only=True, frozen=True):
+    """What authentication needs about a key, its account and its plan."""
+
+    id: str
+    hash: bytes
+    conta_id: int
+    papel: str
+    plano: str
+    limite: int
+    allowlist: list[Network]
+    revogada: bool
+
+
+class Codigo(msgspec.Struct, kw_only=True):
+    email: str
+    nome: str
+    telefone: str
+    hash: bytes
+    expirado: bool
+    tentativas: int
+    usado: bool
+
+
+_CHAVE = "id, rotulo, allowlist::text[] AS allowlist, criada_em, ultimo_uso, revogada_em"
+
+
+async def find_credential(conn: AsyncConnection, key_id: str) -> Credencial | None:
+    cursor = conn.cursor(row_factory=class_row(Credencial))
+    await cursor.execute(
+        """
+        SELECT k.id, k.hash, k.conta_id, a.papel, a.plano, p.limite_por_minuto AS limite,
+               k.allowlist, k.revogada_em IS NOT NULL AS revogada
+        FROM chaves k JOIN contas a ON a.id = k.conta_id JOIN planos p ON p.nome = a.plano
+        WHERE k.id = %s
+        """,
+        (key_id,),
+    )
+    return await cursor.fetchone()
+
+
+async def find_account(conn: AsyncConnection, email: str) -> Conta | None:
+    cursor = conn.cursor(row_factory=class_row(Conta))
+    await cursor.execute("SELECT * FROM contas WHERE email = %s", (email,))
+    return await cursor.fetchone()
+
+
+async def insert_account(
+    conn: AsyncConnection, *, nome: str, email: str, telefone: str, plano: str, papel: str
+) -> Conta | None:
+    """The new account, or None when the e-mail already has one."""
+    cursor = conn.cursor(row_factory=class_row(Conta))
+    await cursor.execute(
+        """
+        INSERT INTO contas (nome, email, telefone, plano, papel)
+        VALUES (%s, %s, %s, %s, %s)
+        ON CONFLICT (email) DO NOTHING
+        RETURNING *
+        """,
+        (nome, email, telefone, plano, papel),
+    )
+    return await cursor.fetchone()
+
+
+async def plan_exists(conn: AsyncConnection, plano: str) -> bool:
+    cursor = await conn.execute("SELECT 1 FROM planos WHERE nome = %s", (plano,))
+    return await cursor.fetchone() is not None
+
+
+async def insert_key(
+    conn: AsyncConnection,
+    *,
+    key_id: str,
+    conta_id: int,
+    rotulo: str,
+    digest: bytes,
+    allowlist: list[Network],
+) -> Chave | None:
+    """The new key, or None when its random id is already taken (the caller draws again)."""
+    cursor = conn.cursor(row_factory=class_row(Chave))
+    await cursor.execute(
+        f"""
+        INSERT INTO chaves (id, conta_id, rotulo, hash, allowlist)
+        VALUES (%s, %s, %s, %s, %s::cidr[])
+        ON CONFLICT (id) DO NOTHING
+        RETURNING {_CHAVE}
+        """,  # noqa: S608 - a constant column list, no caller text
+        (key_id, conta_id, rotulo, digest, allowlist),
+    )
+    return await cursor.fetchone()
+
+
+async def list_keys(conn: AsyncConnection, conta_id: int) -> list[Chave]:
+    cursor = conn.cursor(row_factory=class_row(Chave))
+    await cursor.execute(
+        f"SELECT {_CHAVE} FROM chaves WHERE conta_id = %s ORDER BY criada_em, id",  # noqa: S608
+        (conta_id,),
+    )
+    return await cursor.fetchall()
+
+
+async def revoke_key(conn: AsyncConnection, conta_id: int, key_id: str) -> Chave | None:
+    """Revokes an account's key (a second revocation keeps the first time)."""
+    cursor = conn.cursor(row_factory=class_row(Chave))
+    await cursor.execute(
+        f"""
+        UPDATE chaves SET revogada_em = COALESCE(revogada_em, now())
+        WHERE conta_id = %s AND id = %s
+        RETURNING {_CHAVE}
+        """,  # noqa: S608
+        (conta_id, key_id),
+    )
+    return await cursor.fetchone()
+
+
+async def set_allowlist(
+    conn: AsyncConnection, conta_id: int, key_id: str, allowlist: list[Network]
+) -> Chave | None:
+    cursor = conn.cursor(row_factory=class_row(Chave))
+    await cursor.execute(
+        f"""
+        UPDATE chaves SET allowlist = %s::cidr[]
+        WHERE conta_id = %s AND id = %s
+        RETURNING {_CHAVE}
+        """,  # noqa: S608
+        (allowlist, conta_id, key_id),
+    )
+    return await cursor.fetchone()
+
+
+async def save_code(
+    conn: AsyncConnection, *, email: str, nome: str, telefone: str, digest: bytes, ttl: int
+) -> None:
+    """Stores a new code for the e-mail, replacing any earlier one (and its attempts)."""
+    await conn.execute(
+        """
+        INSERT INTO codigos_email (email, nome, telefone, hash, expira_em)
+        VALUES (%s, %s, %s, %s, now() + make_interval(secs => %s))
+        ON CONFLICT (email) DO UPDATE SET
+            nome = EXCLUDED.nome, telefone = EXCLUDED.telefone, hash = EXCLUDED.hash,
+            expira_em = EXCLUDED.expira_em, tentativas = 0, usado_em = NULL
+        """,
+        (email, nome, telefone, digest, ttl),
+    )
+
+
+async def lock_code(conn: AsyncConnection, email: str) -> Codigo | None:
+    """The e-mail's code, locked for this transaction so two checks cannot both use it."""
+    cursor = conn.cursor(row_factory=class_row(Codigo))
+    await cursor.execute(
+        """
+        SELECT email, nome, telefone, hash, expira_em <= now() AS expirado, tentativas,
+               usado_em IS NOT NULL AS usado
+        FROM codigos_email WHERE email = %s FOR UPDATE
+        """,
+        (email,),
+    )
+    return await cursor.fetchone()
+
+
+async def count_failure(conn: AsyncConnection, email: str) -> None:
+    await conn.execute(
+        "UPDATE codigos_email SET tentativas = tentativas + 1 WHERE email = %s", (email,)
+    )
+
+
+async def mark_used(conn: AsyncConnection, email: str) -> None:
+    await conn.execute("UPDATE codigos_email SET usado_em = now() WHERE email = %s", (email,))

@@ -1,0 +1,197 @@
+"""Key management (`/v1/me/chaves`), the token bootstrap (`/api/mcp/auth/...`) and account
+creation by an administrator (`/v1/admin/contas`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, delete, get, post, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+from psycopg_pool import AsyncConnectionPool
+
+from app.accounts import repository, service
+from app.accounts.keys import check_secret
+from app.accounts.repository import Chave, Conta
+from app.accounts.service import (
+    Allowlist,
+    ChaveCriada,
+    Email,
+    Inicio,
+    Label,
+    NovaChave,
+    Phone,
+    Text,
+    TokenEmitido,
+    Verificacao,
+)
+from app.auth.access import NO_TOKEN, Access
+from app.auth.guards import identity, require_admin
+from app.auth.middleware import Gate
+from app.errors import BadRequestError, ConflictError, NotFoundError
+from app.settings import Settings
+
+KEY_NOT_FOUND = "Chave não encontrada nesta conta."
+
+
+class Chaves(msgspec.Struct, kw_only=True):
+    data: list[Chave]
+    total: int
+    next_cursor: str | None = None
+
+
+@get(["/v1/me/chaves", "/me/chaves"], summary="List my API keys", tags=["Accounts"])
+async def list_keys(
+    request: Request[Any, Any, Any], pool: NamedDependency[AsyncConnectionPool]
+) -> Chaves:
+    async with pool.connection() as conn:
+        found = await repository.list_keys(conn, identity(request).conta_id)
+    return Chaves(data=found, total=len(found))
+
+
+@post(
+    ["/v1/me/chaves", "/me/chaves"],
+    summary="Create an API key",
+    description="The answer holds the key (`api_key`) this once; only a keyed hash is kept.",
+    tags=["Accounts"],
+)
+async def create_key(
+    request: Request[Any, Any, Any],
+    data: JSONBody[NovaChave],
+    pool: NamedDependency[AsyncConnectionPool],
+    settings: NamedDependency[Settings],
+) -> ChaveCriada:
+    allowlist = service.parse_allowlist(data.allowlist)
+    async with pool.connection() as conn:
+        return await service.issue_key(
+            conn, check_secret(settings.api_key_secret), identity(request).conta_id,
+            data.rotulo, allowlist,
+        )  # fmt: skip
+
+
+@delete(
+    ["/v1/me/chaves/{key_id:str}", "/me/chaves/{key_id:str}"],
+    summary="Revoke an API key",
+    description="Takes effect at once, in every process.",
+    tags=["Accounts"],
+)
+async def revoke_key(
+    request: Request[Any, Any, Any],
+    key_id: FromPath[str],
+    pool: NamedDependency[AsyncConnectionPool],
+) -> None:
+    async with pool.connection() as conn:
+        revoked = await repository.revoke_key(conn, identity(request).conta_id, key_id)
+    if revoked is None:
+        raise NotFoundError(KEY_NOT_FOUND)
+
+
+@put(
+    ["/v1/me/chaves/{key_id:str}/allowlist", "/me/chaves/{key_id:str}/allowlist"],
+    summary="Set the IP allowlist of an API key",
+    description="Calls from other addresses get 403. An empty list lets any address in.",
+    tags=["Accounts"],
+)
+async def set_allowlist(
+    request: Request[Any, Any, Any],
+    key_id: FromPath[str],
+    data: JSONBody[Allowlist],
+    pool: NamedDependency[AsyncConnectionPool],
+) -> Chave:
+    networks = service.parse_allowlist(data.allowlist)
+    async with pool.connection() as conn:
+        updated = await repository.set_allowlist(conn, identity(request).conta_id, key_id, networks)
+    if updated is None:
+        raise NotFoundError(KEY_NOT_FOUND)
+    return updated
+
+
+class Envio(msgspec.Struct, kw_only=True):
+    mensagem: str
+
+
+@post(
+    "/api/mcp/auth/start",
+    summary="Token bootstrap: send a code by e-mail",
+    description=(
+        "Sends a 6-digit code, valid 10 minutes and once, to the e-mail. The answer is the "
+        "same whether or not the address already has an account. At most 3 codes per e-mail "
+        "per 10 minutes and 3 calls per minute per IP address."
+    ),
+    status_code=202,
+    opt={"access": Access.BOOTSTRAP, "bucket": "auth-start", "limit": 3},
+    security=NO_TOKEN,
+    tags=["Token bootstrap"],
+)
+async def bootstrap_start(
+    data: JSONBody[Inicio],
+    pool: NamedDependency[AsyncConnectionPool],
+    gate: NamedDependency[Gate],
+    settings: NamedDependency[Settings],
+) -> Envio:
+    await service.start_bootstrap(pool, gate.limiter, settings, data)
+    return Envio(mensagem="Enviamos um código para o e-mail informado; ele vale por 10 minutos.")
+
+
+@post(
+    "/api/mcp/auth/verify",
+    summary="Token bootstrap: trade the code for an API key",
+    description=(
+        "Returns `api_key` (shown once) and `mcp_url`. A code is single-use and dies after 5 "
+        "wrong tries; 10 calls per minute per IP address."
+    ),
+    status_code=200,
+    opt={"access": Access.BOOTSTRAP, "bucket": "auth-verify", "limit": 10},
+    security=NO_TOKEN,
+    tags=["Token bootstrap"],
+)
+async def bootstrap_verify(
+    data: JSONBody[Verificacao],
+    pool: NamedDependency[AsyncConnectionPool],
+    settings: NamedDependency[Settings],
+) -> TokenEmitido:
+    return await service.verify_bootstrap(pool, settings, data)
+
+
+class NovaConta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    nome: Text
+    email: Email
+    telefone: Phone = ""
+    plano: str = "starter"
+    papel: str = "usuario"
+    rotulo: Label = "principal"
+    """Label of the account's first key."""
+
+
+class ContaCriada(msgspec.Struct, kw_only=True):
+    conta: Conta
+    chave: Chave
+    api_key: str
+
+
+@post(
+    ["/v1/admin/contas", "/admin/contas"],
+    summary="Create an account and its first key (administrator)",
+    guards=[require_admin],
+    tags=["Admin"],
+)
+async def create_account(
+    data: JSONBody[NovaConta],
+    pool: NamedDependency[AsyncConnectionPool],
+    settings: NamedDependency[Settings],
+) -> ContaCriada:
+    if data.papel not in ("usuario", "admin"):
+        raise BadRequestError("`papel` deve ser `usuario` ou `admin`.")
+    secret = check_secret(settings.api_key_secret)
+    async with pool.connection() as conn, conn.transaction():
+        if not await repository.plan_exists(conn, data.plano):
+            raise BadRequestError(f"Plano desconhecido: {data.plano[:40]}.")
+        conta = await repository.insert_account(
+            conn, nome=data.nome, email=service.normal_email(data.email),
+            telefone=service.normal_phone(data.telefone), plano=data.plano, papel=data.papel,
+        )  # fmt: skip
+        if conta is None:
+            raise ConflictError("Já existe uma conta com este e-mail.")
+        issued = await service.issue_key(conn, secret, conta.id, data.rotulo, [])
+    return ContaCriada(conta=conta, chave=issued.chave, api_key=issued.api_key)

@@ -1,0 +1,177 @@
+"""Accounts and keys: issuing keys, allowlists, and the token bootstrap by e-mail code.
+
+Services that take a connection leave transactions to the caller (`conn.transaction()` on the
+pool's autocommit connections); those that take the pool open their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+from typing import Annotated
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from app.accounts import keys, mail, repository
+from app.accounts.repository import Chave, Conta, Network
+from app.errors import BadRequestError, TooManyRequestsError
+from app.ratelimit.limiter import RateLimiter
+from app.settings import Settings
+
+CODE_TTL = 600
+MAX_ATTEMPTS = 5
+EMAIL_LIMIT = 3
+"""Codes sent to one e-mail address per `EMAIL_WINDOW` seconds."""
+EMAIL_WINDOW = 600
+MAX_ALLOWLIST = 100
+INVALID_CODE = "Código inválido, expirado, já usado ou bloqueado; peça um novo."
+
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Email = Annotated[
+    str, msgspec.Meta(max_length=254, pattern=r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.\w+$")
+]
+Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*$")]
+Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$")]
+
+
+class ChaveCriada(msgspec.Struct, kw_only=True):
+    """A new key: `api_key` is shown this once and never again."""
+
+    chave: Chave
+    api_key: str
+
+
+class Allowlist(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    allowlist: list[str]
+    """CIDRs (`203.0.113.0/24`, `2001:db8::/32`) or single addresses; empty clears it."""
+
+
+class NovaChave(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    rotulo: Label
+    """Which environment, agent or system uses the key."""
+    allowlist: list[str] = []
+
+
+def normal_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def normal_phone(phone: str) -> str:
+    digits = re.sub(r"\D", "", phone)
+    if phone and not 10 <= len(digits) <= 13:
+        raise BadRequestError("Telefone inválido: informe DDD e número (10 a 13 dígitos).")
+    return digits
+
+
+def parse_allowlist(values: list[str]) -> list[Network]:
+    if len(values) > MAX_ALLOWLIST:
+        raise BadRequestError(f"A allowlist aceita no máximo {MAX_ALLOWLIST} redes.")
+    networks: list[Network] = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip()))
+        except ValueError:
+            raise BadRequestError(
+                "Rede inválida na allowlist: use CIDR (203.0.113.0/24) ou um endereço.",
+                details={"invalida": value[:100]},
+            ) from None
+    return networks
+
+
+async def issue_key(
+    conn: AsyncConnection, secret: bytes, conta_id: int, rotulo: str, allowlist: list[Network]
+) -> ChaveCriada:
+    """A new key for the account; only its keyed hash is stored."""
+    while True:
+        key_id, key = keys.new_key()
+        chave = await repository.insert_key(
+            conn, key_id=key_id, conta_id=conta_id, rotulo=rotulo,
+            digest=keys.digest(secret, key), allowlist=allowlist,
+        )  # fmt: skip
+        if chave is not None:
+            return ChaveCriada(chave=chave, api_key=key)
+
+
+async def ensure_account(
+    conn: AsyncConnection, *, nome: str, email: str, telefone: str, plano: str, papel: str
+) -> tuple[Conta, bool]:
+    """The account of the e-mail, created if missing; True when it was created."""
+    created = await repository.insert_account(
+        conn, nome=nome, email=email, telefone=telefone, plano=plano, papel=papel
+    )
+    if created is not None:
+        return created, True
+    existing = await repository.find_account(conn, email)
+    assert existing is not None
+    return existing, False
+
+
+class Inicio(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    nome: Text
+    email: Email
+    telefone: Phone
+
+
+class Verificacao(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    email: Email
+    codigo: Annotated[str, msgspec.Meta(pattern=r"^[0-9]{6}$")]
+
+
+class TokenEmitido(msgspec.Struct, kw_only=True):
+    api_key: str
+    """Shown once: store it now."""
+    mcp_url: str
+
+
+async def start_bootstrap(
+    pool: AsyncConnectionPool, limiter: RateLimiter, settings: Settings, body: Inicio
+) -> None:
+    """Sends a fresh code to the e-mail. The same steps run whether or not the address already
+    has an account, so the answer reveals nothing about it."""
+    email = normal_email(body.email)
+    telefone = normal_phone(body.telefone)
+    bucket = "email:" + hashlib.sha256(email.encode()).hexdigest()[:32]
+    decision = await limiter.hit(bucket, EMAIL_LIMIT, EMAIL_WINDOW)
+    if not decision.admitted:
+        raise TooManyRequestsError(
+            "Muitos códigos pedidos para este e-mail; aguarde.",
+            headers={"Retry-After": str(decision.retry_after)},
+        )
+    secret = keys.check_secret(settings.api_key_secret)
+    code = keys.new_code()
+    async with pool.connection() as conn:
+        await repository.save_code(
+            conn, email=email, nome=body.nome.strip(), telefone=telefone,
+            digest=keys.code_digest(secret, email, code), ttl=CODE_TTL,
+        )  # fmt: skip
+    message = mail.code_message(settings.smtp_sender, email, body.nome, code, CODE_TTL // 60)
+    await mail.send(settings, message)
+
+
+async def verify_bootstrap(
+    pool: AsyncConnectionPool, settings: Settings, body: Verificacao
+) -> TokenEmitido:
+    """Checks the code once; a right code creates the account (Starter plan) if needed and
+    releases a new key. A wrong one counts an attempt; after `MAX_ATTEMPTS` the code is dead."""
+    email = normal_email(body.email)
+    secret = keys.check_secret(settings.api_key_secret)
+    issued: ChaveCriada | None = None
+    async with pool.connection() as conn, conn.transaction():
+        code = await repository.lock_code(conn, email)
+        if code is None or code.usado or code.expirado or code.tentativas >= MAX_ATTEMPTS:
+            raise BadRequestError(INVALID_CODE)
+        if not keys.code_matches(secret, email, body.codigo, code.hash):
+            await repository.count_failure(conn, email)
+        else:
+            await repository.mark_used(conn, email)
+            conta, _ = await ensure_account(
+                conn, nome=code.nome, email=email, telefone=code.telefone,
+                plano="starter", papel="usuario",
+            )  # fmt: skip
+            issued = await issue_key(conn, secret, conta.id, "mcp", [])
+    if issued is None:
+        raise BadRequestError(INVALID_CODE)
+    return TokenEmitido(api_key=issued.api_key, mcp_url=settings.public_url.rstrip("/") + "/mcp")

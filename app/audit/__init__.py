@@ -1,0 +1,1 @@
+"""Audit log of authenticated calls and usage counters per key, written off the request path."""

@@ -1,0 +1,108 @@
+"""`GET /v1/admin/auditoria`: the audit log, newest first, filtered and paged by cursor; and
+`GET /v1/me/uso`: the caller's usage counters."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromQuery, QueryParameter
+from psycopg_pool import AsyncConnectionPool
+
+from app.audit import repository
+from app.audit.repository import Filtro, Registro, Uso
+from app.auth.guards import identity, require_admin
+from app.errors import BadRequestError
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+class Auditoria(msgspec.Struct, kw_only=True):
+    data: list[Registro]
+    total: int
+    next_cursor: str | None
+
+
+def encode_cursor(last_id: int) -> str:
+    return base64.urlsafe_b64encode(f"a:{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, _, value = text.partition(":")
+        if kind != "a" or not value.isdigit():
+            raise ValueError(text)
+        return int(value)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise BadRequestError("Cursor inválido.") from None
+
+
+@get(
+    ["/v1/admin/auditoria", "/admin/auditoria"],
+    summary="Audit log (administrator)",
+    description=(
+        "Authenticated calls, newest first: key id (never the key), method, route, path, IP, "
+        "user agent, status and time. Filters: `chave` (key id), `rota` (route template or "
+        "path), `status`, `desde`/`ate` (ISO 8601). `limit` 50 by default, at most 500; pass "
+        "`next_cursor` back as `cursor` with the same filters for the next page."
+    ),
+    guards=[require_admin],
+    opt={"query": ("chave", "rota", "status", "desde", "ate", "limit", "cursor")},
+    tags=["Admin"],
+)
+async def audit_log(
+    pool: NamedDependency[AsyncConnectionPool],
+    chave: FromQuery[str | None] = None,
+    rota: FromQuery[str | None] = None,
+    status: Annotated[int | None, QueryParameter(ge=100, le=599)] = None,
+    desde: FromQuery[datetime | None] = None,
+    ate: FromQuery[datetime | None] = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: FromQuery[str | None] = None,
+) -> Auditoria:
+    filtro = Filtro(chave=chave, rota=rota, status=status, desde=desde, ate=ate)
+    before = decode_cursor(cursor) if cursor else None
+    async with pool.connection() as conn:
+        rows = await repository.page(conn, filtro, before, limit + 1)
+        total = await repository.count(conn, filtro)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Auditoria(
+        data=rows, total=total, next_cursor=encode_cursor(rows[-1].id) if more else None
+    )
+
+
+USAGE_DAYS = 31
+
+
+class UsoConta(msgspec.Struct, kw_only=True):
+    plano: str
+    limite_por_minuto: int
+    data: list[Uso]
+    total: int
+    next_cursor: str | None = None
+
+
+@get(
+    ["/v1/me/uso", "/me/uso"],
+    summary="My usage",
+    description=(
+        "The account's plan and rate limit, and per key and day over the last 31 days: "
+        "`consultas` (lookups), `buscas` (searches), `analises`, `exportacoes`."
+    ),
+    tags=["Accounts"],
+)
+async def my_usage(
+    request: Request[Any, Any, Any], pool: NamedDependency[AsyncConnectionPool]
+) -> UsoConta:
+    caller = identity(request)
+    async with pool.connection() as conn:
+        rows = await repository.usage(conn, caller.conta_id, USAGE_DAYS)
+    return UsoConta(plano=caller.plano, limite_por_minuto=caller.limite, data=rows, total=len(rows))

@@ -1,0 +1,92 @@
+"""An in-process queue of audit rows drained by a background task in batches.
+
+Requests only `put_nowait` a row (no database round trip on the critical path). The task
+lets rows gather for `LINGER` seconds after the first, then writes them in one transaction.
+On shutdown the lifespan calls `close()`, which queues a stop marker behind every row already
+queued and waits until the task has written them all: a clean shutdown loses nothing. A write
+that fails because the database is unreachable is retried with backoff; the queue is bounded,
+so an outage that outlasts it drops the newest rows and says so in the log rather than
+exhausting memory. Any other failure is a bug and is logged with the number of rows lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from app.audit import repository
+from app.audit.repository import Entrada
+
+log = logging.getLogger("app.audit")
+
+BATCH = 500
+LINGER = 0.2
+"""Seconds the writer lets rows gather after the first one, so a busy process writes one
+transaction per batch instead of one per request."""
+MAX_QUEUED = 100_000
+RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
+_STOP: Final = object()
+
+
+class AuditWriter:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+        self._queue: asyncio.Queue[Entrada | object] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="audit-writer")
+
+    def record(self, row: Entrada) -> None:
+        if self._queue.qsize() >= MAX_QUEUED:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                log.error("audit queue full: %d rows dropped so far", self.dropped)
+            return
+        self._queue.put_nowait(row)
+
+    async def close(self) -> None:
+        """Writes every queued row, then stops the task."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(_STOP)
+        await self._task
+        self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            batch: list[Entrada] = []
+            item = await self._queue.get()
+            if item is not _STOP:
+                await asyncio.sleep(LINGER)
+            while item is not _STOP:
+                assert isinstance(item, Entrada)
+                batch.append(item)
+                if len(batch) >= BATCH or self._queue.empty():
+                    break
+                item = self._queue.get_nowait()
+            if batch:
+                await self._write(batch)
+            if item is _STOP:
+                return
+
+    async def _write(self, batch: list[Entrada]) -> None:
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                async with self._pool.connection() as conn, conn.transaction():
+                    await repository.write(conn, batch)
+                return
+            except (psycopg.OperationalError, PoolTimeout) as error:
+                if delay is None:
+                    log.error("audit: database unreachable, %d rows lost: %s", len(batch), error)
+                    return
+                log.warning("audit write failed (%s); retrying in %.1f s", error, delay)
+                await asyncio.sleep(delay)
+            except Exception:
+                log.exception("audit: %d rows could not be written", len(batch))
+                return

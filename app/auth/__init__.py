@@ -1,0 +1,1 @@
+"""The Bearer check, allowlists, rate limits and audit of every call, in one middleware."""

@@ -1,0 +1,51 @@
+"""`registry-admin`: database migrations and the first administrator key of an install."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+from psycopg import AsyncConnection
+
+from app.accounts import service
+from app.accounts.keys import check_secret
+from app.lib.migrate import migrate
+from app.settings import get_settings
+
+app = typer.Typer(help="Administration of the CNPJ registry: migrations and keys.")
+
+
+@app.command("migrate")
+def migrate_command() -> None:
+    """Apply the pending database migrations (idempotent)."""
+    applied = migrate(get_settings().database_url)
+    typer.echo(f"applied: {', '.join(applied)}" if applied else "database is up to date")
+
+
+async def _admin_key(email: str, nome: str, rotulo: str) -> str:
+    settings = get_settings()
+    try:
+        secret = check_secret(settings.api_key_secret)
+    except ValueError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(1) from None
+    async with await AsyncConnection.connect(settings.database_url) as conn:
+        conta, _ = await service.ensure_account(
+            conn, nome=nome, email=service.normal_email(email), telefone="",
+            plano="enterprise", papel="admin",
+        )  # fmt: skip
+        if conta.papel != "admin":
+            raise typer.BadParameter(f"{email} already has an account that is not admin")
+        issued = await service.issue_key(conn, secret, conta.id, rotulo, [])
+    return issued.api_key
+
+
+@app.command("create-admin-key")
+def create_admin_key(
+    email: str = typer.Option("admin@localhost", help="E-mail of the administrator account."),
+    nome: str = typer.Option("Administrador", help="Name, when the account is created."),
+    rotulo: str = typer.Option("admin", help="Label of the new key."),
+) -> None:
+    """Create the administrator account if missing, and print a new API key for it (the key
+    is shown only here; run again for another)."""
+    typer.echo(asyncio.run(_admin_key(email, nome, rotulo)))

@@ -1,0 +1,1 @@
+"""Rolling-window rate limits kept in Redis, shared by every process and by REST and `/mcp`."""

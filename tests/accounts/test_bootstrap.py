@@ -1,0 +1,184 @@
+"""Token bootstrap against a real SMTP server on loopback (aiosmtpd)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from email import message_from_bytes
+from email.message import Message
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from aiosmtpd.controller import Controller
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import Server, _free_port
+from tests.strategies import json_values
+
+START = "/api/mcp/auth/start"
+VERIFY = "/api/mcp/auth/verify"
+PUBLIC_URL = "https://registry.example.test"
+
+
+class Inbox:
+    """aiosmtpd handler: keeps every message it receives."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.port = _free_port()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        self.messages.append(message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def code_for(self, email: str, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in reversed(self.messages):
+                if message["To"] == email:
+                    body = message.get_payload(decode=True)
+                    assert isinstance(body, bytes)
+                    found = re.search(r"\b(\d{6})\b", body.decode())
+                    assert found
+                    return found.group(1)
+            time.sleep(0.05)
+        raise AssertionError(f"no message for {email}")
+
+
+@pytest.fixture(scope="module")
+def inbox() -> Iterator[Inbox]:
+    handler = Inbox()
+    controller = Controller(handler, hostname="127.0.0.1", port=handler.port)
+    controller.start()
+    yield handler
+    controller.stop()
+
+
+@pytest.fixture(scope="module")
+def server(peer_alias: str, inbox: Inbox, database: str) -> Iterator[Server]:
+    running = Server(peer_alias, env={"SMTP_HOST": "127.0.0.1", "SMTP_PORT": str(inbox.port),
+                                      "PUBLIC_URL": PUBLIC_URL})  # fmt: skip
+    yield running
+    log = running.stop()
+    assert "Traceback" not in log, log
+    for message in inbox.messages:  # no code ever reaches the log
+        body = message.get_payload(decode=True)
+        assert isinstance(body, bytes)
+        code = re.search(r"\b(\d{6})\b", body.decode())
+        assert code
+        assert f"{code.group(1)}" not in log
+
+
+_addresses = (f"127.0.{a}.{b}" for a, b in itertools.product(range(10, 250), range(1, 250)))
+
+
+def caller(server: Server) -> httpx.Client:
+    """A client from a loopback address no other test uses: a per-IP window of its own."""
+    return server.client(next(_addresses), headers={})
+
+
+def _email() -> str:
+    return f"novo-{uuid.uuid4().hex[:12]}@example.com"
+
+
+def test_bootstrap_code_by_email_releases_key_once(server: Server, inbox: Inbox) -> None:
+    email = _email()
+    with caller(server) as client:
+        started = client.post(START, json={"nome": "Ana", "email": email,
+                                           "telefone": "(11) 98765-4321"})  # fmt: skip
+        assert started.status_code == 202
+        code = inbox.code_for(email)
+        verified = client.post(VERIFY, json={"email": email.upper(), "codigo": code})
+        assert verified.status_code == 200, verified.text
+        body = verified.json()
+        assert body["mcp_url"] == f"{PUBLIC_URL}/mcp"
+        key = body["api_key"]
+        again = client.post(VERIFY, json={"email": email, "codigo": code})
+        assert again.status_code == 400
+        assert key not in again.text
+    with server.client(headers={"Authorization": f"Bearer {key}"}) as owner:
+        keys = owner.get("/v1/me/chaves")
+        assert keys.status_code == 200
+        assert keys.json()["data"][0]["rotulo"] == "mcp"
+        limited = owner.get("/v1/cnpj/validar/11222333000181")
+        assert limited.headers["X-RateLimit-Limit"] == "3"  # a new account is on Starter
+
+
+def test_bootstrap_start_same_answer_for_registered_email(server: Server, inbox: Inbox) -> None:
+    email = _email()
+    with caller(server) as client:
+        first = client.post(START, json={"nome": "Bia", "email": email, "telefone": ""})
+        client.post(VERIFY, json={"email": email, "codigo": inbox.code_for(email)})
+    with caller(server) as client:
+        registered = client.post(START, json={"nome": "Bia", "email": email, "telefone": ""})
+        fresh = client.post(START, json={"nome": "Bia", "email": _email(), "telefone": ""})
+    assert first.status_code == registered.status_code == fresh.status_code == 202
+    assert first.json() == registered.json() == fresh.json()
+
+
+def test_bootstrap_code_locked_after_five_wrong_tries(server: Server, inbox: Inbox) -> None:
+    email = _email()
+    with caller(server) as client:
+        client.post(START, json={"nome": "Caio", "email": email, "telefone": ""})
+        code = inbox.code_for(email)
+        wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+        for _ in range(5):
+            assert client.post(VERIFY, json={"email": email, "codigo": wrong}).status_code == 400
+        assert client.post(VERIFY, json={"email": email, "codigo": code}).status_code == 400
+
+
+def test_bootstrap_code_expired_refused(server: Server, inbox: Inbox, database: str) -> None:
+    email = _email()
+    with caller(server) as client:
+        client.post(START, json={"nome": "Davi", "email": email, "telefone": ""})
+        code = inbox.code_for(email)
+        with psycopg.connect(database) as conn:
+            stored = conn.execute(
+                "UPDATE codigos_email SET expira_em = now() - interval '1 second' "
+                "WHERE email = %s RETURNING hash", (email,),
+            ).fetchone()  # fmt: skip
+        assert stored is not None
+        assert code.encode() not in stored[0]
+        assert client.post(VERIFY, json={"email": email, "codigo": code}).status_code == 400
+
+
+def test_bootstrap_rate_limited_per_ip_and_email(server: Server) -> None:
+    email = _email()
+    with caller(server) as client:
+        statuses = [client.post(START, json={"nome": "Eva", "email": email, "telefone": ""})
+                    for _ in range(4)]  # fmt: skip
+    assert [r.status_code for r in statuses] == [202, 202, 202, 429]
+    assert int(statuses[-1].headers["Retry-After"]) >= 1
+    with caller(server) as other:  # another address, but the e-mail has had its 3 codes
+        refused = other.post(START, json={"nome": "Eva", "email": email, "telefone": ""})
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+
+
+fields = st.fixed_dictionaries(
+    {},
+    optional={"nome": json_values | st.text(max_size=300), "email": json_values | st.emails(),
+              "telefone": json_values | st.text("0123456789 ()-+", max_size=20),
+              "codigo": json_values | st.text("0123456789", min_size=5, max_size=7)},
+)  # fmt: skip
+
+
+@given(path=st.sampled_from([START, VERIFY]), body=json_values | fields)
+def test_bootstrap_any_body_never_500(server: Server, path: str, body: Any) -> None:
+    with caller(server) as client:
+        response = client.post(path, json=body)
+    assert response.status_code in (200, 202, 400, 429), response.text
+    assert set(response.json()) >= {"error", "message"} or response.status_code in (200, 202)
+
+
+@given(raw=st.binary(max_size=200))
+def test_bootstrap_raw_bytes_never_500(server: Server, raw: bytes) -> None:
+    with caller(server) as client:
+        response = client.post(VERIFY, content=raw, headers={"content-type": "application/json"})
+    assert response.status_code == 400

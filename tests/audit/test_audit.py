@@ -1,0 +1,137 @@
+"""Audit rows of authenticated calls: fields, no key material, filters and cursor paging,
+usage counters, and no row lost on a clean shutdown."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import psycopg
+
+from tests.conftest import Issued, MakeKey, Server
+
+AUDIT = "/v1/admin/auditoria"
+
+
+def _rows(api: httpx.Client, admin: Issued, expected: int, **params: Any) -> dict[str, Any]:
+    """The listing once the background writer has caught up with `expected` rows."""
+    deadline = time.monotonic() + 10
+    while True:
+        body: dict[str, Any] = api.get(AUDIT, params=params, headers=admin.headers).json()
+        if body["total"] >= expected or time.monotonic() > deadline:
+            return body
+        time.sleep(0.1)
+
+
+def test_audit_row_per_call_without_key(api_server: Server, make_key: MakeKey) -> None:
+    caller, admin = make_key(), make_key(papel="admin")
+    with api_server.client(headers={**caller.headers, "User-Agent": "audit-test/1"}) as client:
+        calls = [client.get("/v1/cnpj/validar/11222333000181"), client.get("/v1/cnpj/123"),
+                 client.get("/v1/me/chaves"), client.get("/v1/admin/auditoria")]  # fmt: skip
+    assert [c.status_code for c in calls] == [200, 400, 200, 403]
+    with api_server.client() as api:
+        body = _rows(api, admin, 4, chave=caller.key_id)
+    assert body["total"] == 4
+    rows = body["data"]
+    assert [r["status"] for r in rows] == [403, 200, 400, 200]  # newest first
+    assert rows[-1]["rota"] == "/v1/cnpj/validar/{cnpj}"
+    assert rows[-1]["caminho"] == "/v1/cnpj/validar/11222333000181"
+    assert {r["chave_id"] for r in rows} == {caller.key_id}
+    assert {r["ip"] for r in rows} == {"127.0.0.1"}
+    assert {r["user_agent"] for r in rows} == {"audit-test/1"}
+    assert caller.key not in str(body)
+    assert caller.key.rsplit("_", 1)[-1] not in str(body)
+
+
+def test_audit_filters_and_cursor_paging(api_server: Server, make_key: MakeKey) -> None:
+    caller, admin = make_key(), make_key(papel="admin")
+    with api_server.client(headers=caller.headers) as client:
+        for number in range(7):
+            client.get(f"/v1/cnpj/validar/1122233300018{number}")
+        client.get("/v1/me/chaves")
+    with api_server.client() as api:
+        assert _rows(api, admin, 8, chave=caller.key_id)["total"] == 8
+        seen: list[int] = []
+        params: dict[str, Any] = {"chave": caller.key_id, "limit": 3}
+        while True:
+            page = api.get(AUDIT, params=params, headers=admin.headers).json()
+            seen += [row["id"] for row in page["data"]]
+            assert page["total"] == 8
+            if page["next_cursor"] is None:
+                break
+            params["cursor"] = page["next_cursor"]
+        assert len(seen) == 8
+        assert seen == sorted(seen, reverse=True)
+        by_route = api.get(AUDIT, params={"chave": caller.key_id, "rota": "/v1/me/chaves"},
+                           headers=admin.headers).json()  # fmt: skip
+        assert by_route["total"] == 1
+        by_status = api.get(AUDIT, params={"chave": caller.key_id, "status": 404},
+                            headers=admin.headers).json()  # fmt: skip
+        assert by_status["total"] == 0
+        future = api.get(AUDIT, params={"chave": caller.key_id, "desde": "2999-01-01T00:00:00Z"},
+                         headers=admin.headers).json()  # fmt: skip
+        assert future["total"] == 0
+        for bad in ({"cursor": "%%%"}, {"limit": 0}, {"limit": 501}, {"desde": "ontem"}):
+            assert api.get(AUDIT, params=bad, headers=admin.headers).status_code == 400
+
+
+def test_audit_clean_shutdown_loses_no_row(
+    peer_alias: str, make_key: MakeKey, database: str
+) -> None:
+    caller = make_key()
+    server = Server(peer_alias, workers=2)
+    try:
+        with server.client(headers=caller.headers) as client:
+            for _ in range(60):
+                assert client.get("/v1/cnpj/33683111000280").status_code == 200
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log
+    assert caller.key not in log
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT count(*) FROM auditoria WHERE chave_id = %s", (caller.key_id,)
+        ).fetchone()
+        usage = conn.execute(
+            "SELECT sum(consultas), sum(buscas) FROM uso_chaves WHERE chave_id = %s",
+            (caller.key_id,),
+        ).fetchone()
+        used = conn.execute(
+            "SELECT ultimo_uso IS NOT NULL FROM chaves WHERE id = %s", (caller.key_id,)
+        ).fetchone()
+    assert rows == (60,)
+    assert usage == (60, 0)
+    assert used == (True,)
+
+
+def test_audit_odd_path_and_agent_still_written(api_server: Server, make_key: MakeKey) -> None:
+    caller, admin = make_key(), make_key(papel="admin")
+    with api_server.client(headers={**caller.headers, "User-Agent": "x" * 600}) as client:
+        status = client.get("/v1/cnpj/validar/%00%ff%c3").status_code
+    with api_server.client() as api:
+        body = _rows(api, admin, 1, chave=caller.key_id)
+    assert body["total"] == 1
+    assert body["data"][0]["status"] == status
+    assert body["data"][0]["caminho"].startswith("/v1/cnpj/validar/\ufffd")
+    assert body["data"][0]["user_agent"] == "x" * 512
+
+
+def test_usage_counted_by_cost_per_key(api_server: Server, make_key: MakeKey) -> None:
+    caller = make_key()
+    with api_server.client(headers=caller.headers) as client:
+        client.get("/v1/cnpj/33683111000280")
+        client.get("/v1/cnpj/contato/33683111000280")
+        client.get("/v1/search", params={"q": "serpro"})
+        client.get("/v1/cnpj/validar/33683111000280")  # costs nothing
+        deadline = time.monotonic() + 10
+        while True:
+            usage = client.get("/v1/me/uso").json()
+            counted = sum(u["consultas"] + u["buscas"] for u in usage["data"])
+            if counted >= 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+    assert usage["plano"] == "teste-alto-volume"
+    assert [(u["chave_id"], u["consultas"], u["buscas"]) for u in usage["data"]] == [
+        (caller.key_id, 2, 1)
+    ]

@@ -1,0 +1,152 @@
+"""Rate limits: exact under concurrency across processes, per IP without a token, headers,
+and failing closed when Redis is down."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from app.ratelimit.limiter import RateLimiter, key_bucket
+from app.settings import get_settings
+from tests.conftest import MakeKey, Server, _free_port
+
+VALIDATE = "/v1/cnpj/validar/11222333000181"
+
+
+async def _burst(url: str, headers: dict[str, str], clients: int) -> list[httpx.Response]:
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=30) as c:
+        return await asyncio.gather(*(c.get(VALIDATE) for _ in range(clients)))
+
+
+def test_starter_key_fifty_clients_two_processes_exactly_three(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    key = make_key(plano="starter")
+    started = time.time()
+    responses = asyncio.run(_burst(api_server.url, key.headers, 50))
+    statuses = Counter(r.status_code for r in responses)
+    assert statuses == {200: 3, 429: 47}
+    for response in responses:
+        assert response.headers["X-RateLimit-Limit"] == "3"
+        reset = int(response.headers["X-RateLimit-Reset"])
+        assert started + 59 <= reset <= time.time() + 61
+    for response in (r for r in responses if r.status_code == 429):
+        assert response.json()["error"] == "Too Many Requests"
+        assert response.headers["X-RateLimit-Remaining"] == "0"
+        assert 55 <= int(response.headers["Retry-After"]) <= 60
+    remaining = sorted(r.headers["X-RateLimit-Remaining"] for r in responses if r.is_success)
+    assert remaining == ["0", "1", "2"]
+    # After the window the key is served again. Rather than sleep a minute, the window's
+    # entries are aged by 60 s in Redis, as the passing of time would.
+    asyncio.run(_age(f"{api_server.redis_prefix}rl:{key_bucket(key.key_id)}", 60))
+    with api_server.client(headers=key.headers) as client:
+        resumed = client.get(VALIDATE)
+    assert resumed.status_code == 200
+    assert resumed.headers["X-RateLimit-Remaining"] == "2"
+
+
+async def _age(bucket: str, seconds: int) -> None:
+    redis = Redis.from_url(get_settings().redis_url)
+    try:
+        entries = await redis.zrange(bucket, 0, -1, withscores=True)
+        assert len(entries) == 3
+        await redis.zadd(bucket, {member: score - seconds * 1e6 for member, score in entries})
+    finally:
+        await redis.aclose()
+
+
+def test_window_frees_after_its_length_exact() -> None:
+    """The same script as the HTTP path, with a 2-second window so the wait stays short."""
+
+    async def scenario() -> list[bool]:
+        redis = Redis.from_url(get_settings().redis_url)
+        limiter = RateLimiter(redis, f"test-{uuid.uuid4().hex[:8]}:")
+        try:
+            first = await asyncio.gather(*(limiter.hit("b", 3, window=2) for _ in range(20)))
+            refused = next(d for d in first if not d.admitted)
+            assert 1 <= refused.retry_after <= 2
+            await asyncio.sleep(refused.retry_after + 0.05)
+            after = await limiter.hit("b", 3, window=2)
+            return [d.admitted for d in first] + [after.admitted]
+        finally:
+            await redis.aclose()
+
+    admitted = asyncio.run(scenario())
+    assert admitted[:-1].count(True) == 3
+    assert admitted[-1] is True
+
+
+def test_anonymous_ip_three_per_minute(api_server: Server) -> None:
+    with api_server.client("127.0.0.3", headers={}) as client:
+        statuses = [client.get(path).status_code for path in
+                    (VALIDATE, "/v1/cnpj/33683111000280", "/cnpj/validar/1", VALIDATE)]  # fmt: skip
+        assert statuses == [200, 200, 200, 429]
+        refused = client.get("/cnpj/33683111000280")
+        assert refused.status_code == 429
+        assert refused.headers["X-RateLimit-Limit"] == "3"
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert client.get("/v1/status").status_code == 200  # open routes stay open
+        assert client.get("/v1/search", params={"q": "x"}).status_code == 401
+    with api_server.client("127.0.0.4", headers={}) as other:  # another address, own window
+        assert other.get(VALIDATE).status_code == 200
+
+
+def test_limit_headers_on_errors_after_the_check(api: httpx.Client) -> None:
+    for method, path, status in (("GET", "/v1/cnpj/123", 400),
+                                 ("GET", "/v1/cnpj/11222333000181", 404),
+                                 ("DELETE", "/v1/me/chaves/deadbeef", 404)):  # fmt: skip
+        response = api.request(method, path)
+        assert response.status_code == status
+        for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+            assert name in response.headers, (path, name)
+
+
+@pytest.fixture(scope="module")
+def redis_down(peer_alias: str) -> Iterator[Server]:
+    server = Server(peer_alias, workers=1, env={"REDIS_URL": f"redis://127.0.0.1:{_free_port()}/0"})
+    yield server
+    assert "Traceback" not in server.stop()
+
+
+def test_redis_down_fails_closed_503(redis_down: Server, make_key: MakeKey) -> None:
+    status = httpx.get(f"{redis_down.url}/v1/status", timeout=10)
+    assert status.status_code == 503
+    assert status.json()["dependencies"]["redis"]["status"] == "down"
+    for headers in (make_key().headers, {}):  # with a key, and anonymous
+        with redis_down.client(headers=headers) as client:
+            response = client.get(VALIDATE)
+        assert response.status_code == 503
+        assert response.json()["error"] == "Service Unavailable"
+        assert int(response.headers["Retry-After"]) > 0
+
+
+@pytest.fixture(scope="module")
+def postgres_down(peer_alias: str) -> Iterator[Server]:
+    closed = f"postgresql://registry:registry@127.0.0.1:{_free_port()}/registry"
+    server = Server(
+        peer_alias,
+        workers=1,
+        env={"DATABASE_URL": closed, "REQUEST_TIMEOUT": "1", "HEALTH_TIMEOUT": "0.5"},
+    )
+    yield server
+    server.stop()
+
+
+def test_postgres_down_keyed_calls_503_anonymous_served(
+    postgres_down: Server, make_key: MakeKey
+) -> None:
+    with postgres_down.client(headers=make_key().headers) as client:
+        response = client.get(VALIDATE)
+        assert response.status_code == 503
+        assert response.json()["error"] == "Service Unavailable"
+        assert int(response.headers["Retry-After"]) > 0
+    with postgres_down.client(headers={}) as anonymous:
+        assert anonymous.get(VALIDATE).status_code == 200
