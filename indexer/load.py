@@ -21,6 +21,7 @@ from indexer import catalog, elastic, produce
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
+from indexer.runtime import relax_gc
 from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
 from indexer.staging import Staging, megabytes
 
@@ -165,7 +166,7 @@ def _read_main(
     ]
     reports = []
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=readers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=readers, mp_context=context, initializer=relax_gc) as pool:
         for result in pool.map(read_file, jobs):
             job = result.job
             staging.add(job.kind, job.staged, result.rows)
@@ -193,7 +194,10 @@ def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[pro
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=produce.start, initargs=(setup,)
+        max_workers=workers,
+        mp_context=context,
+        initializer=produce.start_process,
+        initargs=(setup,),
     ) as pool:
         yield from pool.map(produce.index_bucket, buckets)
 

@@ -20,6 +20,7 @@ import duckdb
 from indexer import elastic
 from indexer.documents import Builder, encode
 from indexer.references import References
+from indexer.runtime import relax_gc
 from indexer.staging import join_bucket
 
 MAX_ERRORS = 1000
@@ -95,6 +96,12 @@ _worker: dict[str, Any] = {}
 def start(setup: Setup) -> None:
     """Pool initializer: one staging connection, one Elasticsearch client per process."""
     _worker["current"] = _Worker(setup)
+
+
+def start_process(setup: Setup) -> None:
+    """Initializer of a builder process: `start`, then a garbage collector for bulk work."""
+    start(setup)
+    relax_gc()
 
 
 def index_bucket(bucket: int) -> BucketResult:

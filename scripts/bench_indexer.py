@@ -50,7 +50,7 @@ def _month(out: Path, size: int, seed: int) -> Path:
     return folder
 
 
-def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
+def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str, float]:
     folder = _month(out, size, seed)
     alias = f"bench-{size}"
     es = elastic.connect(url)
@@ -63,7 +63,7 @@ def run(size: int, out: Path, seed: int, url: str) -> dict[str, float]:
     started = time.perf_counter()
     process = psutil.Popen(
         [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
-         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv")],
+         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv"), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
@@ -109,9 +109,15 @@ def main() -> None:
     parser.add_argument(
         "--url", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")
     )
+    parser.add_argument(
+        "--load-option",
+        action="append",
+        default=[],
+        help="Passed to `indexer load` (repeat it: --load-option=--batch-size --load-option=5000)",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    results = [run(size, args.out, args.seed, args.url) for size in args.sizes]
+    results = [run(size, args.out, args.seed, args.url, args.load_option) for size in args.sizes]
     columns = list(results[0])
     print("  ".join(f"{c:>{max(len(c), 8)}}" for c in columns))
     for result in results:
