@@ -269,7 +269,11 @@ def main() -> None:
     run.add_argument("--url", default="http://127.0.0.1:8000")
     run.add_argument("--endpoint", default="nome", choices=("nome", "search", "seek"))
     run.add_argument("--queries", type=Path, default=QUERIES)
-    run.add_argument("--api-key", default=os.environ.get("API_KEY"), help="default: $API_KEY")
+    run.add_argument(
+        "--api-key",
+        default=os.environ.get("API_KEY"),
+        help="default: $API_KEY, else a new key of the bench plan",
+    )
     args = parser.parse_args()
     if args.command == "release":
         build_release(args.out, args.background)
@@ -279,7 +283,10 @@ def main() -> None:
         args.out.write_bytes(msgspec.json.format(msgspec.json.encode(made), indent=1) + b"\n")
         print(f"{len(made)} labelled queries written to {args.out}")
     else:
-        result = evaluate(args.url, load_queries(args.queries), args.endpoint, args.api_key)
+        from loadgen import bench_key
+
+        key = args.api_key or bench_key()
+        result = evaluate(args.url, load_queries(args.queries), args.endpoint, key)
         print(f"queries {result['queries']}  endpoint /v1/{args.endpoint}")
         print(f"MRR@10 {result['mrr_at_10']:.4f}  hit@1 {result['hit_at_1']:.4f}")
         for kind, value in result["by_kind"].items():
