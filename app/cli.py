@@ -7,7 +7,7 @@ import asyncio
 import typer
 from psycopg import AsyncConnection
 
-from app.accounts import service
+from app.accounts import repository, service
 from app.accounts.keys import check_secret
 from app.lib.migrate import migrate
 from app.settings import get_settings
@@ -22,7 +22,7 @@ def migrate_command() -> None:
     typer.echo(f"applied: {', '.join(applied)}" if applied else "database is up to date")
 
 
-async def _admin_key(email: str, nome: str, rotulo: str) -> str:
+async def _admin_key(email: str, nome: str, rotulo: str, replace: bool) -> str:
     settings = get_settings()
     try:
         secret = check_secret(settings.api_key_secret)
@@ -36,6 +36,10 @@ async def _admin_key(email: str, nome: str, rotulo: str) -> str:
         )  # fmt: skip
         if conta.papel != "admin":
             raise typer.BadParameter(f"{email} already has an account that is not admin")
+        if replace:
+            for chave in await repository.list_keys(conn, conta.id):
+                if chave.rotulo == rotulo and chave.revogada_em is None:
+                    await repository.revoke_key(conn, conta.id, chave.id)
         issued = await service.issue_key(conn, secret, conta.id, rotulo, [])
     return issued.api_key
 
@@ -45,7 +49,10 @@ def create_admin_key(
     email: str = typer.Option("admin@localhost", help="E-mail of the administrator account."),
     nome: str = typer.Option("Administrador", help="Name, when the account is created."),
     rotulo: str = typer.Option("admin", help="Label of the new key."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Revoke the account's earlier keys with the same label."
+    ),
 ) -> None:
     """Create the administrator account if missing, and print a new API key for it (the key
     is shown only here; run again for another)."""
-    typer.echo(asyncio.run(_admin_key(email, nome, rotulo)))
+    typer.echo(asyncio.run(_admin_key(email, nome, rotulo, replace)))
