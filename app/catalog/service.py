@@ -17,8 +17,9 @@ from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
 from app.domain.text import digits, normalize
-from app.errors import BadRequestError, UnavailableError
+from app.errors import UnavailableError
 from app.lib.elastic import body
+from app.search.filters import bad
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -43,22 +44,17 @@ class MunicipioPage(msgspec.Struct, kw_only=True):
     """Always null: autocomplete answers are one page of the best `limit` entries."""
 
 
-def _bad(field: str, message: str, value: Any) -> BadRequestError:
-    shown = value[:64] if isinstance(value, str) else value
-    return BadRequestError(message, details={"campo": field, "valor": shown})
-
-
 def check_limit(limit: int) -> None:
     if not 1 <= limit <= MAX_LIMIT:
-        raise _bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", limit)
+        raise bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", limit)
 
 
 def _words(raw: str) -> str:
     if len(raw) > MAX_QUERY:
-        raise _bad("query", f"query: no máximo {MAX_QUERY} caracteres.", len(raw))
+        raise bad("query", f"query: no máximo {MAX_QUERY} caracteres.", len(raw))
     words = normalize(raw)
     if not words:
-        raise _bad("query", "query: informe letras ou algarismos.", raw)
+        raise bad("query", "query: informe letras ou algarismos.", raw)
     return " ".join(words.split()[:8])
 
 
@@ -95,7 +91,7 @@ def cnae_query(raw: str) -> dict[str, Any]:
     if _CODE.fullmatch(raw.strip() or "x"):
         code = digits(raw)
         if not 1 <= len(code) <= 7:
-            raise _bad("query", "query: código CNAE de até 7 dígitos, ou palavras.", raw)
+            raise bad("query", "query: código CNAE de até 7 dígitos, ou palavras.", raw)
         return {"bool": {"filter": [{"term": {"tipo": "cnae"}}, {"prefix": {"codigo": code}}]}}
     return _text_query(_words(raw), "cnae", [])
 
@@ -105,12 +101,12 @@ def city_query(raw: str, uf: str | None) -> dict[str, Any]:
     filters: list[dict[str, Any]] = []
     if uf is not None:
         if uf.strip().upper() not in codes.UFS:
-            raise _bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
+            raise bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
         filters.append({"term": {"uf": uf.strip().upper()}})
     value = raw.strip()
     if value.isdigit():
         if len(value) not in (4, 7):
-            raise _bad("query", "query: nome, código da Receita (4) ou do IBGE (7).", raw)
+            raise bad("query", "query: nome, código da Receita (4) ou do IBGE (7).", raw)
         field = "codigo" if len(value) == 4 else "codigo_ibge"
         terms = [{"term": {"tipo": "municipio"}}, {"term": {field: value}}, *filters]
         return {"bool": {"filter": terms}}
