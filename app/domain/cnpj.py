@@ -7,8 +7,9 @@ code minus 48; the two check digits use the classic modulo-11 weights.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
+from operator import mul
+from typing import NamedTuple
 
 LENGTH = 14
 _BODY = re.compile(r"[0-9A-Z]{12}")
@@ -16,6 +17,8 @@ _DIGITS = re.compile(r"[0-9]{2}")
 _PUNCTUATION = re.compile(r"[\s./\-]")
 _FIRST_WEIGHTS = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 _SECOND_WEIGHTS = (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
+_OFFSET = {len(w): 48 * sum(w) for w in (_FIRST_WEIGHTS, _SECOND_WEIGHTS)}
+"""Σ 48·weight: the sum of (code − 48)·weight is the sum of code·weight minus this."""
 
 
 class Problem(StrEnum):
@@ -42,8 +45,7 @@ MESSAGES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(NamedTuple):
     """The outcome of validating one input: the cleaned value and the problem, if any."""
 
     cnpj: str
@@ -62,9 +64,9 @@ def clean(raw: str) -> str:
 def check_digit(body: str) -> str:
     """The check digit for `body` (12 or 13 characters of 0-9A-Z)."""
     weights = _FIRST_WEIGHTS if len(body) == 12 else _SECOND_WEIGHTS
-    total = sum((ord(char) - 48) * weight for char, weight in zip(body, weights, strict=True))
-    remainder = total % 11
-    return "0" if remainder < 2 else str(11 - remainder)
+    if len(body) != len(weights) or not body.isascii():
+        raise ValueError(f"not a CNPJ body: {body!r}")
+    return _digit(sum(map(mul, body.encode(), weights)) - _OFFSET[len(weights)])
 
 
 def check_digits(body: str) -> str:
@@ -73,19 +75,28 @@ def check_digits(body: str) -> str:
     return first + check_digit(body + first)
 
 
+def _digit(total: int) -> str:
+    remainder = total % 11
+    return "0" if remainder < 2 else str(11 - remainder)
+
+
 def check(raw: str) -> Check:
     """Validate a CNPJ typed by a person or read from a file."""
-    value = clean(raw)
-    if not value:
-        return Check(value, Problem.EMPTY)
-    if len(value) != LENGTH:
-        return Check(value, Problem.LENGTH)
-    if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
-        return Check(value, Problem.CHARACTERS)
-    first = check_digit(value[:12])
+    if len(raw) == LENGTH and raw.isascii() and raw.isdigit():
+        value = raw  # the common case, already clean
+    else:
+        value = clean(raw)
+        if not value:
+            return Check(value, Problem.EMPTY)
+        if len(value) != LENGTH:
+            return Check(value, Problem.LENGTH)
+        if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
+            return Check(value, Problem.CHARACTERS)
+    codes = value.encode()
+    first = _digit(sum(map(mul, codes, _FIRST_WEIGHTS)) - _OFFSET[12])
     if value[12] != first:
         return Check(value, Problem.FIRST_DIGIT)
-    if value[13] != check_digit(value[:12] + first):
+    if value[13] != _digit(sum(map(mul, codes, _SECOND_WEIGHTS)) - _OFFSET[13]):
         return Check(value, Problem.SECOND_DIGIT)
     return Check(value, None)
 
