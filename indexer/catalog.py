@@ -16,7 +16,7 @@ import msgspec
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import CnaeDoc, MunicipioDoc, catalog_name, format_cnae
-from app.domain.record import HierarquiaCnae
+from app.domain.cnae import hierarchy
 from app.domain.text import normalize
 from indexer.elastic import LoadError
 from indexer.references import References
@@ -47,13 +47,7 @@ def documents(
             codigo=code,
             codigo_formatado=format_cnae(code),
             descricao=description or None,
-            hierarquia=HierarquiaCnae(
-                secao=refs.secoes.get(code[:2]),
-                divisao=code[:2],
-                grupo=code[:3],
-                classe=code[:5],
-                subclasse=code,
-            ),
+            hierarquia=hierarchy(code),
             empresas=cnaes.get(code, 0),
             busca=_search_texts(description),
         )

@@ -111,7 +111,10 @@ def _print_report(report: LoadReport) -> None:
         f"{report.bad_rows:,} bad rows",
         markup=False,
     )
-    phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.phases.items())
+    phases = ", ".join(
+        f"{name} {seconds:.1f} s (CPU {report.phases_cpu.get(name, 0.0):.1f} s)"
+        for name, seconds in report.phases.items()
+    )
     console.print(f"phases: {phases}", markup=False)
     if report.municipalities_without_ibge:
         console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")

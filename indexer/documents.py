@@ -12,16 +12,16 @@ from typing import Any
 import msgspec
 
 from app.domain import codes, state_registration
+from app.domain.cnae import activity
 from app.domain.codes import code_key
-from app.domain.contact import email_problem, phone_problem
+from app.domain.contact import availability
 from app.domain.record import (
     Busca,
     Cnae,
-    Contato,
-    Disponibilidade,
+    CnaeSecundario,
+    ContatoArmazenado,
     Documento,
     Endereco,
-    HierarquiaCnae,
     InscricaoEstadual,
     Municipio,
     Opcao,
@@ -31,11 +31,11 @@ from app.domain.record import (
     SituacaoEspecial,
     Socio,
     Telefone,
-    Validacao,
 )
 from app.domain.text import normalize, normalize_name, partner_key
 from indexer.references import References
 from indexer.sources import Kind
+from indexer.staging import Joined
 
 ENCODER = msgspec.json.Encoder(decimal_format="number")
 _EMPTY_HASH = b'"hash":""'
@@ -43,6 +43,8 @@ _EMPTY_HASH = b'"hash":""'
 _SITUACAO = {code_key(k): v for k, v in codes.SITUACAO_CADASTRAL.items()}
 _PORTE = {code_key(k): v for k, v in codes.PORTE.items()}
 _NO_CODE = Rotulo(codigo="", descricao=None)
+_NO_ROW = [""] * 8
+"""The fields of a company or Simples row the release lacks: all empty."""
 
 
 def text(value: str | None) -> str | None:
@@ -102,31 +104,13 @@ def _phones(row: Sequence[Any]) -> list[Telefone]:
     return phones
 
 
-def _contact(phones: list[Telefone], email: str | None) -> Contato:
-    checks = [
-        Validacao(
-            tipo=phone.tipo,
-            valor=f"{phone.ddd or ''}{phone.numero}",
-            valido=(problem := phone_problem(phone.ddd, phone.numero)) is None,
-            motivo=problem,
-        )
-        for phone in phones
-    ]
+def _contact(phones: list[Telefone], email: str | None) -> ContatoArmazenado:
     emails = [email.lower()] if email else []
-    checks.extend(
-        Validacao(tipo="email", valor=address, valido=(problem := email_problem(address)) is None,
-                  motivo=problem)
-        for address in emails
-    )  # fmt: skip
-    return Contato(
+    return ContatoArmazenado(
         telefones=phones,
         emails=emails,
         origem="receita_federal",
-        validacao=checks,
-        disponibilidade=Disponibilidade(
-            telefone=any(c.valido for c in checks if c.tipo != "email"),
-            email=any(c.valido for c in checks if c.tipo == "email"),
-        ),
+        disponibilidade=availability(phones, emails),
     )
 
 
@@ -136,26 +120,27 @@ def _option(flag: str | None, start: str | None, end: str | None) -> Opcao:
     return Opcao(optante=optante, data_opcao=iso_date(start), data_exclusao=iso_date(end))
 
 
-def _registrations(items: Sequence[Mapping[str, str]] | None) -> list[InscricaoEstadual]:
-    """The registrations of one establishment, one per (UF, number), in staging order."""
+def _registrations(items: Sequence[Sequence[str]]) -> list[InscricaoEstadual]:
+    """The registrations of one establishment (`staging.INSCRICAO_COLUMNS`), one per
+    (UF, number), in staging order."""
     seen: set[tuple[str, str]] = set()
     registrations = []
-    for item in items or ():
-        key = (item["uf"], item["inscricao_estadual"])
+    for uf, number, tipo, situacao, data_situacao, data_inicio, regime in items:
+        key = (uf, number)
         if key in seen:
             continue
         seen.add(key)
         registrations.append(
             InscricaoEstadual(
-                uf=item["uf"],
-                inscricao_estadual=item["inscricao_estadual"],
+                uf=uf,
+                inscricao_estadual=number,
                 inscricao_formatada=state_registration.formatted(*key),
-                tipo=item["tipo"] or None,
-                situacao=item["situacao"],
-                habilitada=item["situacao"] == state_registration.SITUACOES["habilitado"],
-                data_situacao=iso_date(item["data_situacao"]),
-                data_inicio=iso_date(item["data_inicio"]),
-                regime_apuracao=item["regime_apuracao"] or None,
+                tipo=tipo or None,
+                situacao=situacao,
+                habilitada=situacao == state_registration.SITUACOES["habilitado"],
+                data_situacao=iso_date(data_situacao),
+                data_inicio=iso_date(data_inicio),
+                regime_apuracao=regime or None,
             )
         )
     return registrations
@@ -167,7 +152,8 @@ class Builder:
 
     def __init__(self, refs: References) -> None:
         self.refs = refs
-        self._cnaes: dict[tuple[str, bool], Cnae] = {}
+        self._cnaes: dict[str, Cnae] = {}
+        self._secondary: dict[str, CnaeSecundario] = {}
         self._municipios: dict[str, tuple[Municipio, str]] = {}
         self._fixed: dict[tuple[int, str], Rotulo | None] = {}
         self._normalized_cnae: dict[str, str] = {}
@@ -182,24 +168,22 @@ class Builder:
             self._fixed[key] = _fixed(code, table)
         return self._fixed[key]
 
-    def cnae(self, code: str, principal: bool) -> Cnae:
-        found = self._cnaes.get((code, principal))
+    def cnae(self, code: str) -> Cnae:
+        """The principal activity `code` (seven digits) with its label and hierarchy."""
+        found = self._cnaes.get(code)
         if found is None:
-            code = code.zfill(7)
-            found = Cnae(
-                codigo=code,
-                descricao=self.refs.label(Kind.CNAES, code),
-                principal=principal,
-                secundario=not principal,
-                grupo=HierarquiaCnae(
-                    secao=self.refs.secoes.get(code[:2]),
-                    divisao=code[:2],
-                    grupo=code[:3],
-                    classe=code[:5],
-                    subclasse=code,
-                ),
-            )
-            self._cnaes[(code, principal)] = found
+            found = activity(code, self.refs.label(Kind.CNAES, code), True)
+            self._cnaes[code] = found
+        if found.descricao is None:
+            self.refs.missing[(Kind.CNAES.value, code)] += 1
+        return found
+
+    def secondary(self, code: str) -> CnaeSecundario:
+        """A secondary activity (seven digits) with its label."""
+        found = self._secondary.get(code)
+        if found is None:
+            found = CnaeSecundario(codigo=code, descricao=self.refs.label(Kind.CNAES, code))
+            self._secondary[code] = found
         if found.descricao is None:
             self.refs.missing[(Kind.CNAES.value, code)] += 1
         return found
@@ -225,9 +209,10 @@ class Builder:
             self._normalized_cnae[cnae.codigo] = found
         return found
 
-    def partner(self, item: Mapping[str, str | None]) -> Socio:
-        representative_doc = text(item["representante_documento"])
-        representative_name = text(item["representante_nome"])
+    def partner(self, item: Sequence[str]) -> Socio:
+        """A partner from its staged fields (`staging.SOCIO_COLUMNS`)."""
+        representative_doc = text(item[7])
+        representative_name = text(item[8])
         representative = None
         if (representative_doc and representative_doc != codes.NO_REPRESENTATIVE) or (
             representative_name
@@ -235,41 +220,42 @@ class Builder:
             representative = Representante(
                 documento=representative_doc or "",
                 nome=representative_name,
-                qualificacao=self.referenced(
-                    Kind.QUALIFICACOES, item["representante_qualificacao"]
-                ),
+                qualificacao=self.referenced(Kind.QUALIFICACOES, item[9]),
             )
         return Socio(
-            nome=text(item["nome"]) or "",
-            tipo=self.fixed(item["tipo"], codes.TIPO_SOCIO) or _NO_CODE,
-            documento=text(item["documento"]),
-            qualificacao=self.referenced(Kind.QUALIFICACOES, item["qualificacao"]),
-            data_entrada=iso_date(item["data_entrada"]),
-            faixa_etaria=self.fixed(item["faixa"], codes.FAIXA_ETARIA),
-            pais_origem=self.referenced(Kind.PAISES, item["pais"]),
+            nome=text(item[2]) or "",
+            tipo=self.fixed(item[1], codes.TIPO_SOCIO) or _NO_CODE,
+            documento=text(item[3]),
+            qualificacao=self.referenced(Kind.QUALIFICACOES, item[4]),
+            data_entrada=iso_date(item[5]),
+            faixa_etaria=self.fixed(item[10], codes.FAIXA_ETARIA),
+            pais_origem=self.referenced(Kind.PAISES, item[6]),
             representante_legal=representative,
         )
 
-    def build(self, row: Sequence[Any]) -> Documento:
-        """The document of one joined row (columns in `staging.JOINED_COLUMNS` order)."""
+    def build(self, joined: Joined) -> Documento:
+        """The document of one joined row. Empty fields are None, as Receita means them."""
+        row = joined.estabelecimento
+        company = joined.empresa or _NO_ROW
+        option = joined.simples or _NO_ROW
         root, order, digits = row[0], row[1], row[2]
-        has_company = row[30] is not None
+        has_company = joined.empresa is not None
         municipio_code = text(row[20])
         municipio, municipio_words = (
             self.municipio(municipio_code) if municipio_code else (None, "")
         )
         principal_code = text(row[11])
-        principal = self.cnae(principal_code.zfill(7), True) if principal_code else None
+        principal = self.cnae(principal_code.zfill(7)) if principal_code else None
         secondary = [
-            self.cnae(code, False)
+            self.secondary(code)
             for code in _secondary_codes(row[12], principal.codigo if principal else None)
         ]
-        partners = [self.partner(item) for item in (row[42] or ())]
+        partners = [self.partner(item) for item in joined.socios]
         email = text(row[27])
-        razao_social = text(row[30])
+        razao_social = text(company[1])
         nome_fantasia = text(row[4])
         especial = text(row[28])
-        registrations = _registrations(row[43])
+        registrations = _registrations(joined.inscricoes)
         return Documento(
             cnpj=f"{root}{order}{digits}",
             cnpj_basico=root,
@@ -283,13 +269,13 @@ class Builder:
                 motivo=self.referenced(Kind.MOTIVOS, row[7]),
             ),
             abertura=iso_date(row[10]),
-            natureza_juridica=self.referenced(Kind.NATUREZAS, row[31]) if has_company else None,
-            porte=self.fixed(row[34], _PORTE) if has_company else None,
-            capital_social=capital(row[33]),
+            natureza_juridica=self.referenced(Kind.NATUREZAS, company[2]) if has_company else None,
+            porte=self.fixed(company[5], _PORTE) if has_company else None,
+            capital_social=capital(company[4]),
             qualificacao_responsavel=(
-                self.referenced(Kind.QUALIFICACOES, row[32]) if has_company else None
+                self.referenced(Kind.QUALIFICACOES, company[3]) if has_company else None
             ),
-            ente_federativo_responsavel=text(row[35]),
+            ente_federativo_responsavel=text(company[6]),
             cnae_principal=principal,
             cnaes_secundarios=secondary,
             endereco=Endereco(
@@ -305,8 +291,8 @@ class Builder:
                 cidade_exterior=text(row[8]),
             ),
             contato=_contact(_phones(row), email),
-            simples=_option(row[36], row[37], row[38]) if row[36] is not None else None,
-            mei=_option(row[39], row[40], row[41]) if row[39] is not None else None,
+            simples=_option(*option[1:4]) if option[1] else None,
+            mei=_option(*option[4:7]) if option[4] else None,
             socios=partners,
             situacao_especial=SituacaoEspecial(descricao=especial, data=iso_date(row[29]))
             if especial

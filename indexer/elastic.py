@@ -30,9 +30,6 @@ BULK_SETTINGS = {
 }
 
 
-CONFLICT = 409
-
-
 class LoadError(Exception):
     """A load that must not go live (count mismatch, cluster refusal...)."""
 
@@ -100,7 +97,7 @@ class ItemError(msgspec.Struct, frozen=True):
 class BulkOutcome:
     created: int = 0
     duplicates: int = 0
-    """Rows whose CNPJ was already written in this load."""
+    """Rows whose CNPJ was already taken in this load (counted by the builder, not sent)."""
     new: int = 0
     changed: int = 0
     unchanged: int = 0
@@ -119,6 +116,7 @@ class BulkOutcome:
 @dataclass(frozen=True, slots=True)
 class Batch:
     ids: list[str]
+    """The documents' CNPJs, which identify them in reports and comparisons."""
     bodies: list[bytes]
     hashes: list[str]
 
@@ -135,37 +133,35 @@ def _compare(es: Elasticsearch, previous: str, batch: Batch, outcome: BulkOutcom
             outcome.changed += 1
 
 
+_CREATE = b'{"create":{}}\n'
+
+
 def _send(es: Elasticsearch, index: str, batch: Batch, previous: str | None) -> BulkOutcome:
-    """One `_bulk` request of `create` actions; the response carries ids and errors only. A
-    second row with the same CNPJ fails with a conflict and is counted as a duplicate."""
+    """One `_bulk` request of `create` actions with ids Elasticsearch generates (appending
+    without an id lookup per document is much cheaper than indexing under the CNPJ); the
+    response carries statuses and errors only, matched to CNPJs by position."""
     outcome = BulkOutcome()
     if previous:
         _compare(es, previous, batch, outcome)
     else:
         outcome.new = len(batch.ids)
-    parts: list[bytes] = []
-    for doc_id, body in zip(batch.ids, batch.bodies, strict=True):
-        parts.append(b'{"create":{"_id":"%s"}}\n%s\n' % (doc_id.encode(), body))
     response = es.bulk(
         index=index,
-        operations=b"".join(parts),  # type: ignore[arg-type]  # pre-encoded NDJSON is sent as is
-        filter_path="errors,items.*._id,items.*.status,items.*.error",
+        operations=b"".join(_CREATE + body + b"\n" for body in batch.bodies),  # type: ignore[arg-type]  # pre-encoded NDJSON is sent as is
+        filter_path="errors,items.*.status,items.*.error",
     )
     if not response.get("errors"):
         outcome.created = len(batch.ids)
         return outcome
     failed = 0
-    for item in response.get("items", []):
+    for doc_id, item in zip(batch.ids, response.get("items", []), strict=False):
         result = item["create"]
         if "error" not in result:
             continue
         failed += 1
-        if result["status"] == CONFLICT:
-            outcome.duplicates += 1
-            continue
         error = result["error"]
         reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"[:500]
-        outcome.errors.append(ItemError(result.get("_id", ""), result["status"], reason))
+        outcome.errors.append(ItemError(doc_id, result["status"], reason))
     outcome.created = len(batch.ids) - failed
     return outcome
 
@@ -195,18 +191,18 @@ def bulk_load(
 
 
 def stored_hashes(es: Elasticsearch, index: str, ids: list[str]) -> dict[str, str]:
-    """Content hashes of `ids` in `index` (read from doc values, not from `_source`)."""
+    """Content hashes of the CNPJs `ids` in `index` (read from doc values, not `_source`)."""
     response = es.search(
         index=index,
-        query={"ids": {"values": ids}},
+        query={"terms": {"cnpj": ids}},
         size=len(ids),
         source=False,
-        docvalue_fields=["hash"],  # type: ignore[list-item]
+        docvalue_fields=["cnpj", "hash"],  # type: ignore[list-item]
         track_total_hits=False,
-        filter_path="hits.hits._id,hits.hits.fields",
+        filter_path="hits.hits.fields",
     )
     return {
-        hit["_id"]: hit["fields"]["hash"][0]
+        hit["fields"]["cnpj"][0]: hit["fields"]["hash"][0]
         for hit in response.get("hits", {}).get("hits", [])
         if "fields" in hit
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import multiprocessing
+import resource
 import shutil
 import tempfile
 import time
@@ -66,6 +67,29 @@ class LoadReport(msgspec.Struct, kw_only=True):
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
     build and bulk-load), publish (settings, refresh, count check, alias swap)."""
+    phases_cpu: dict[str, float] = msgspec.field(default_factory=dict)
+    """CPU seconds per phase of the indexer's processes (its own, its readers' and builders')."""
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # worker pools, once shut down
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class _Clock:
+    """Wall and CPU seconds of each phase of a load."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._last = (time.perf_counter(), _cpu_seconds())
+
+    def lap(self, phase: str) -> None:
+        now = (time.perf_counter(), _cpu_seconds())
+        self.wall[phase] = round(now[0] - self._last[0], 3)
+        self.cpu[phase] = round(now[1] - self._last[1], 3)
+        self._last = now
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +273,7 @@ def _share(memory_limit: str, workers: int) -> str:
 def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
     """Load the release at `path` into a new index; swap the alias when the count checks out."""
     started = time.perf_counter()
+    clock = _Clock()
     megabytes(options.memory_limit)  # fail on a bad setting before anything is opened
     recognised, ignored = scan(path)
     mapping = elastic.load_mapping()
@@ -267,10 +292,10 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             files.append(_read_reference(item, refs, bad_rows, progress))
         main_files = [item for item in recognised if item.kind not in REFERENCE_KINDS]
         files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers))
-        phases = {"read": time.perf_counter() - started}
+        clock.lap("read")
         establishments = staging.build()
         unmatched = staging.unmatched_registrations()
-        phases["stage"] = time.perf_counter() - started - sum(phases.values())
+        clock.lap("stage")
         index = elastic.create_index(es, options.alias, mapping, options.shards)
         report = LoadReport(
             index=index,
@@ -281,7 +306,6 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
             registrations_without_establishment=unmatched,
-            phases=phases,
         )
         progress.indexing(establishments)
         setup = produce.Setup(
@@ -298,10 +322,10 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             _tally(report, result, bad_rows, refs)
             outcome = result.outcome
             progress.indexed(outcome.created + outcome.duplicates + result.errors, result.errors)
-        phases["index"] = time.perf_counter() - started - sum(phases.values())
+        clock.lap("index")
         _publish(es, report, mapping, refs, swap=options.swap)
-        phases["publish"] = time.perf_counter() - started - sum(phases.values())
-        report.phases = {name: round(seconds, 3) for name, seconds in phases.items()}
+        clock.lap("publish")
+        report.phases, report.phases_cpu = clock.wall, clock.cpu
     except BaseException:
         if index:
             elastic.delete_release(es, index)

@@ -20,7 +20,7 @@ import duckdb
 from indexer import elastic
 from indexer.documents import Builder, encode
 from indexer.references import References
-from indexer.runtime import relax_gc
+from indexer.runtime import collect_between_units, end_of_unit
 from indexer.staging import join_bucket
 
 MAX_ERRORS = 1000
@@ -60,24 +60,36 @@ class _Worker:
         """A copy of its own, so the missing-code counts it reports are only this worker's."""
         self.builder = Builder(self.refs)
 
-    def batches(self, bucket: int) -> Iterator[elastic.Batch]:
+    def batches(self, bucket: int, outcome: elastic.BulkOutcome) -> Iterator[elastic.Batch]:
+        """The bucket's documents in bulk batches. A CNPJ met again (every row of a CNPJ falls
+        in the same bucket) is counted in `outcome` as a duplicate and not sent: one row of
+        each CNPJ is kept."""
+        seen: set[str] = set()
         for rows in join_bucket(self.con, bucket, self.setup.batch_size):
             ids: list[str] = []
             bodies: list[bytes] = []
             hashes: list[str] = []
             for row in rows:
+                fields = row.estabelecimento
+                number = f"{fields[0]}{fields[1]}{fields[2]}"
+                if number in seen:
+                    outcome.duplicates += 1
+                    continue
+                seen.add(number)
                 body, digest = encode(self.builder.build(row))
-                ids.append(f"{row[0]}{row[1]}{row[2]}")
+                ids.append(number)
                 bodies.append(body)
                 hashes.append(digest)
-            yield elastic.Batch(ids, bodies, hashes)
+            if ids:
+                yield elastic.Batch(ids, bodies, hashes)
 
     def run(self, bucket: int) -> BucketResult:
         self.refs.missing.clear()
         result = BucketResult(elastic.BulkOutcome())
         setup = self.setup
+        batches = self.batches(bucket, result.outcome)
         for _, outcome in elastic.bulk_load(
-            self.es, setup.index, self.batches(bucket), setup.previous, setup.parallel
+            self.es, setup.index, batches, setup.previous, setup.parallel
         ):
             result.errors += len(outcome.errors)
             room = MAX_ERRORS - len(result.outcome.errors)
@@ -99,14 +111,17 @@ def start(setup: Setup) -> None:
 
 
 def start_process(setup: Setup) -> None:
-    """Initializer of a builder process: `start`, then a garbage collector for bulk work."""
+    """Initializer of a builder process: `start`, then garbage collection between buckets."""
     start(setup)
-    relax_gc()
+    collect_between_units()
 
 
 def index_bucket(bucket: int) -> BucketResult:
     worker: _Worker = _worker["current"]
-    return worker.run(bucket)
+    try:
+        return worker.run(bucket)
+    finally:
+        end_of_unit()
 
 
 def stop() -> None:

@@ -146,6 +146,18 @@ def _stage_registration(fields: list[str]) -> list[str]:
     ]
 
 
+def _stage_establishment(fields: list[str]) -> list[str]:
+    """The CNPJ's three parts as `cnpj.clean` spells them (a valid row may carry punctuation,
+    spaces or lower-case letters in them)."""
+    number = fields[0] + fields[1] + fields[2]
+    clean = len(number) == 14 and number.isascii() and number.isalnum()
+    if clean and (number.isdigit() or number.isupper()):
+        return fields
+    number = cnpj.clean(number)
+    fields[0:3] = number[:8], number[8:12], number[12:]
+    return fields
+
+
 def stage(kind: Kind, fields: list[str]) -> list[str]:
     """The fields of a valid row as the staging table stores them."""
     stager = _STAGERS.get(kind)
@@ -171,5 +183,6 @@ _VALIDATORS: dict[Kind, Callable[[list[str]], Problem]] = {
 }
 
 _STAGERS: dict[Kind, Callable[[list[str]], list[str]]] = {
+    Kind.ESTABELECIMENTOS: _stage_establishment,
     Kind.INSCRICOES: _stage_registration,
 }

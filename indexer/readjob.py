@@ -1,4 +1,4 @@
-"""Read one main file in a worker process: validate its rows into a staging CSV part.
+"""Read one main file in a worker process: validate its rows into a staging part.
 
 The main files are read by a pool of processes (one file each at a time), so parsing and
 validation use every core while Elasticsearch has nothing to do yet. A worker writes its valid
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from indexer.reader import BadRow, read_rows, stage
 from indexer.sources import Kind, Source
+from indexer.staging import staged_line
 
 SAMPLE_SIZE = 20
 
@@ -28,7 +29,7 @@ class ReadJob:
 
     @property
     def staged(self) -> Path:
-        return self.workdir / f"{self.kind.value}-{self.index:05d}.csv"
+        return self.workdir / f"{self.kind.value}-{self.index:05d}.tsv"
 
     @property
     def bad_rows(self) -> Path:
@@ -52,10 +53,9 @@ def read_file(job: ReadJob) -> ReadResult:
     sequence = job.kind is Kind.SOCIOS
     with (
         job.source.open() as stream,
-        job.staged.open("w", encoding="utf-8", newline="") as staged,
+        job.staged.open("wb") as staged,
         job.bad_rows.open("w", encoding="utf-8", newline="") as bad_file,
     ):
-        rows = csv.writer(staged, lineterminator="\n")
         bad_rows = csv.writer(bad_file, lineterminator="\n")
         for row in read_rows(stream, name, job.kind):
             if isinstance(row, BadRow):
@@ -67,7 +67,8 @@ def read_file(job: ReadJob) -> ReadResult:
             else:
                 result.rows += 1
                 if sequence:
-                    rows.writerow((*row.fields, f"{job.index:05d}{row.line:012d}"))
+                    line = staged_line(job.kind, row.fields, f"{job.index:05d}{row.line:012d}")
                 else:
-                    rows.writerow(stage(job.kind, row.fields))
+                    line = staged_line(job.kind, stage(job.kind, row.fields))
+                staged.write(line)
     return result

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.domain.codes import code_key
-from app.domain.record import Rotulo, Secao
+from app.domain.record import Rotulo
 from indexer.sources import Kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reference"
@@ -29,8 +29,6 @@ class Cidade:
 class References:
     tables: dict[Kind, dict[str, str]] = field(default_factory=dict)
     ibge: dict[str, Cidade] = field(default_factory=dict)
-    secoes: dict[str, Secao] = field(default_factory=dict)
-    """Seção of each two-digit divisão."""
     missing: Counter[tuple[str, str]] = field(default_factory=Counter)
     _rotulos: dict[tuple[Kind, str], Rotulo] = field(default_factory=dict)
 
@@ -56,15 +54,10 @@ class References:
 
 
 def load_fixtures(references: References) -> References:
-    """Add the shipped TOM -> IBGE municipality table and the CNAE seções."""
+    """Add the shipped TOM -> IBGE municipality table."""
     with (FIXTURES / "municipios-ibge.csv").open(encoding="utf-8", newline="") as stream:
         for row in csv.DictReader(stream, delimiter=";"):
             references.ibge[code_key(row["codigo_tom"])] = Cidade(
                 row["codigo_ibge"], row["nome"], row["uf"]
             )
-    with (FIXTURES / "cnae-secoes.csv").open(encoding="utf-8", newline="") as stream:
-        for row in csv.DictReader(stream, delimiter=";"):
-            secao = Secao(codigo=row["secao"], descricao=row["descricao"])
-            for divisao in range(int(row["divisao_inicial"]), int(row["divisao_final"]) + 1):
-                references.secoes[f"{divisao:02d}"] = secao
     return references

@@ -37,11 +37,11 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
     hits = es.search(
         index=alias,
         size=count,
-        source=False,
+        source=["cnpj"],
         query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
     )["hits"]["hits"]
     es.close()
-    known = [hit["_id"] for hit in hits]
+    known = [hit["_source"]["cnpj"] for hit in hits]
     rng = random.Random(seed)
     unknown = []
     for _ in range(max(len(known) // 10, 1)):

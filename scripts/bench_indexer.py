@@ -97,6 +97,7 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         "elasticsearch_peak_rss_mb": round(peak_search / 2**20),
         "elasticsearch_cpu_s": round(es_cpu, 1),
         **{f"{name}_s": seconds for name, seconds in report["phases"].items()},
+        **{f"{name}_cpu_s": seconds for name, seconds in report.get("phases_cpu", {}).items()},
     }
 
 

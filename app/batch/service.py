@@ -1,34 +1,19 @@
-"""Batch lookup: many CNPJs, one `_mget` round trip, an answer per item."""
+"""Batch lookup: many CNPJs, one search round trip, an answer per item."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch, TransportError
+from elasticsearch import AsyncElasticsearch
 
 from app.domain import cnpj
 from app.domain.record import Empresa
-from app.errors import BadRequestError, UnavailableError
-from app.lib.elastic import body
-from app.lookup.service import INDEX_UNAVAILABLE
+from app.errors import BadRequestError
+from app.lookup.service import fetch_companies
 
 MAX_ITEMS = 100
 """Largest batch accepted; bigger lists get 400."""
-
-
-class _Doc(msgspec.Struct):
-    id: str = msgspec.field(name="_id")
-    found: bool = False
-    source: Empresa | None = msgspec.field(name="_source", default=None)
-    error: Any = None
-
-
-class _Docs(msgspec.Struct):
-    docs: list[_Doc]
-
-
-_docs = msgspec.json.Decoder(_Docs)
 
 
 class LoteEntrada(msgspec.Struct, forbid_unknown_fields=True):
@@ -106,15 +91,8 @@ async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) ->
     _refuse_duplicates(items)
     found: dict[str, Empresa] = {}
     if wanted:
-        try:
-            response = await es.mget(index=alias, ids=list(wanted), source_excludes=["busca"])
-        except TransportError as error:
-            raise UnavailableError(INDEX_UNAVAILABLE) from error
-        for doc in _docs.decode(body(response)).docs:
-            if doc.error is not None:
-                raise UnavailableError(INDEX_UNAVAILABLE)
-            if doc.found and doc.source is not None:
-                found[doc.id] = doc.source
+        companies = await fetch_companies(es, alias, list(wanted))
+        found = {company.cnpj: company for company in companies}
     for item in items:
         if item.status == "" and item.cnpj is not None:
             company = found.get(item.cnpj)

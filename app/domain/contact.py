@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from app.domain.record import Contato, ContatoArmazenado, Disponibilidade, Telefone, Validacao
 
 DDDS = frozenset(
     "11 12 13 14 15 16 17 18 19 21 22 24 27 28 31 32 33 34 35 37 38 41 42 43 44 45 46 47 48 49 "
@@ -34,3 +37,41 @@ def email_problem(address: str) -> str | None:
     if _EMAIL.fullmatch(address.lower()) is None:
         return "endereço de e-mail malformado"
     return None
+
+
+def checks(phones: Sequence[Telefone], emails: Sequence[str]) -> list[Validacao]:
+    """The syntax check of each phone and e-mail, in that order."""
+    found = [
+        Validacao(
+            tipo=phone.tipo,
+            valor=f"{phone.ddd or ''}{phone.numero}",
+            valido=(problem := phone_problem(phone.ddd, phone.numero)) is None,
+            motivo=problem,
+        )
+        for phone in phones
+    ]
+    found.extend(
+        Validacao(tipo="email", valor=address, valido=(problem := email_problem(address)) is None,
+                  motivo=problem)
+        for address in emails
+    )  # fmt: skip
+    return found
+
+
+def availability(phones: Sequence[Telefone], emails: Sequence[str]) -> Disponibilidade:
+    """Whether at least one phone (or fax) and one e-mail pass their checks."""
+    return Disponibilidade(
+        telefone=any(phone_problem(phone.ddd, phone.numero) is None for phone in phones),
+        email=any(email_problem(address) is None for address in emails),
+    )
+
+
+def full_contact(stored: ContatoArmazenado) -> Contato:
+    """The contacts as returned: the stored ones with their checks."""
+    return Contato(
+        telefones=stored.telefones,
+        emails=stored.emails,
+        origem=stored.origem,
+        validacao=checks(stored.telefones, stored.emails),
+        disponibilidade=stored.disponibilidade,
+    )

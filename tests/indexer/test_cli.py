@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from app.settings import get_settings
 from indexer.cli import app
-from tests.conftest import PEER_DATA, SERPRO
+from tests.conftest import PEER_DATA, SERPRO, stored
 
 runner = CliRunner()
 
@@ -48,7 +48,7 @@ def test_cli_load_report_indices_rollback_drop(
     assert es.indices.get_alias(name=alias).body.keys() == {report["index"]}
     code, output = _invoke("drop", "--alias", alias, "--keep", "1")
     assert code == 0
-    assert es.get(index=alias, id=SERPRO)["found"]
+    assert stored(es, alias, SERPRO) is not None
 
 
 def test_cli_load_missing_path_fails_cleanly(tmp_path: Path) -> None:

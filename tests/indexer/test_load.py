@@ -8,14 +8,21 @@ import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import catalog_name
 from indexer import elastic
-from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server, stored
 
 NewAlias = Callable[[], str]
+
+
+def _found(es: Elasticsearch, alias: str, number: str) -> dict[str, Any]:
+    document = stored(es, alias, number)
+    assert document is not None, f"{number} is not in {alias}"
+    return document
 
 
 def _peer_copy(tmp_path: Path, nome_fantasia: str | None = None) -> Path:
@@ -48,7 +55,7 @@ def test_load_peer_release_one_document_live(
     assert sum(f.rows for f in report.files if f.kind == "socios") == 7
     assert any("Lucro Real" in f.file for f in report.ignored_files)
     assert elastic.alias_targets(es, alias) == [report.index]
-    assert es.get(index=alias, id=SERPRO)["_source"]["razao_social"].startswith("SERVICO FEDERAL")
+    assert _found(es, alias, SERPRO)["razao_social"].startswith("SERVICO FEDERAL")
 
 
 def test_load_same_release_twice_zero_changed(
@@ -94,7 +101,7 @@ def test_load_malformed_file_bad_rows_reported_rest_loaded(
     extra = next(f for f in report.files if f.file == "Estabelecimentos9.csv")
     assert (extra.rows, extra.bad_rows) == (2, 2)
     assert report.documents_written == 2000 + 2 == es.count(index=alias)["count"]
-    assert es.get(index=alias, id="11222335000170")["_source"]["nome_fantasia"] == "LOJA NUL"
+    assert _found(es, alias, "11222335000170")["nome_fantasia"] == "LOJA NUL"
     assert report.bad_rows_file is not None
     with open(report.bad_rows_file, encoding="utf-8") as stream:
         listed = list(csv.DictReader(stream))
@@ -157,8 +164,8 @@ def test_load_worker_processes_same_documents_as_inline(
     assert inline.documents_written == pooled.documents_written == 2000
 
     def hashes(alias: str) -> dict[str, str]:
-        hits = es.search(index=alias, size=2000, source=["hash"])["hits"]["hits"]
-        return {hit["_id"]: hit["_source"]["hash"] for hit in hits}
+        hits = es.search(index=alias, size=2000, source=["cnpj", "hash"])["hits"]["hits"]
+        return {hit["_source"]["cnpj"]: hit["_source"]["hash"] for hit in hits}
 
     assert hashes(alias_a) == hashes(alias_b)
     assert pooled.missing_reference_codes == inline.missing_reference_codes
@@ -173,5 +180,5 @@ def test_load_duplicate_cnpj_counted_one_document_kept(
     assert report.establishments == 2
     assert (report.documents_written, report.duplicates) == (1, 1)
     assert report.bad_rows_by_reason == {"duplicate CNPJ (one of the rows was kept)": 1}
-    kept = es.get(index=alias, id=SERPRO)["_source"]["nome_fantasia"]
+    kept = _found(es, alias, SERPRO)["nome_fantasia"]
     assert kept in {"SERPRO DUPLICADA", "REGIONAL BRASILIA-DF"}
