@@ -12,8 +12,10 @@ query tolerates what is left:
   together (`bompreco` for `BOM PRECO`), and the query tries each adjacent pair of its own words
   glued, so `BOM PRECO` finds `BOMPRECO` and the other way round.
 
-Ranking adds on top: an exact normalised name, then the words as a phrase, then active
-establishments and the matriz, each as a fixed boost so equal matches are ordered by them.
+Ranking adds on top: an exact normalised name, then the words in the user's order (pairs of
+adjacent words shared with the legal name's `.frases` shingles; a phrase on the trade name),
+then active establishments and the matriz, each as a fixed boost so equal matches are ordered
+by them.
 User text never reaches a query parser: `*`, `"`, `AND`, `/regex/` or `~` are plain characters
 that normalisation drops or keeps as words.
 """
@@ -98,13 +100,22 @@ def _rank_clauses(field: str, terms: list[str], weight: float) -> list[dict[str,
     phrase = " ".join(terms)
     return [
         _fixed({"term": {f"{field}.exato": phrase}}, EXACT_BOOST * weight),
-        {"match_phrase": {field: {"query": phrase, "slop": 1, "boost": PHRASE_BOOST * weight}}},
+        _phrase(field, phrase, PHRASE_BOOST * weight),
         {
             "match_phrase_prefix": {
                 field: {"query": phrase, "max_expansions": 20, "boost": PREFIX_BOOST * weight}
             }
         },
     ]
+
+
+def _phrase(field: str, phrase: str, boost: float) -> dict[str, Any]:
+    """Words in the user's order: the legal name has a subfield of adjacent word pairs
+    (`.frases`), so each pair of the query that the name has adds to the score; the trade name
+    is matched as a phrase (one word of slop)."""
+    if field == "busca.razao_social":
+        return {"match": {f"{field}.frases": {"query": phrase, "boost": boost}}}
+    return {"match_phrase": {field: {"query": phrase, "slop": 1, "boost": boost}}}
 
 
 def name_query(
