@@ -1,0 +1,122 @@
+"""Staging lines survive DuckDB whatever the text in them, and the join puts rows together."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.domain.cnpj import check_digits
+from indexer.sources import COLUMNS, Kind
+from indexer.staging import Joined, Staging, join_bucket, staged_line
+
+# Any text a latin-1 file can hold once decoded, plus what JSON must escape and the separators
+# of the staging format itself (tabs, newlines, quotes, commas, backslashes).
+field_text = st.text(
+    alphabet=st.characters(codec="latin-1") | st.sampled_from('\t\n\r"\\,;\x00'), max_size=30
+)
+roots = st.text(alphabet=string.digits, min_size=8, max_size=8)
+
+
+def _fields(kind: Kind, root: str, draw_text: list[str]) -> list[str]:
+    fields = [root, *draw_text[: COLUMNS[kind] - 1]]
+    if kind is Kind.ESTABELECIMENTOS:
+        fields[1] = "0001"
+        fields[2] = check_digits(root + "0001")
+    return fields
+
+
+def _stage(tmp: Path, rows: dict[Kind, list[list[str]]], bucket_rows: int = 1) -> Staging:
+    staging = Staging(tmp / "staging", bucket_rows=bucket_rows)
+    for kind, kind_rows in rows.items():
+        part = tmp / f"{kind.value}.tsv"
+        with part.open("wb") as stream:
+            for seq, fields in enumerate(kind_rows):
+                stream.write(staged_line(kind, fields, f"{seq:017d}"))
+        staging.add(kind, part, len(kind_rows))
+    staging.build()
+    staging.release()
+    return staging
+
+
+def _joined(staging: Staging) -> list[Joined]:
+    con = duckdb.connect(str(staging.database), read_only=True)
+    try:
+        return [
+            row
+            for bucket in range(staging.buckets)
+            for batch in join_bucket(con, bucket, 100)
+            for row in batch
+        ]
+    finally:
+        con.close()
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    root=roots,
+    texts=st.lists(field_text, min_size=30, max_size=30),
+    partners=st.lists(st.lists(field_text, min_size=10, max_size=10), max_size=3),
+)
+def test_staged_rows_come_back_exactly(
+    tmp_path_factory: pytest.TempPathFactory, root: str, texts: list[str], partners: list[list[str]]
+) -> None:
+    tmp = tmp_path_factory.mktemp("staging")
+    establishment = _fields(Kind.ESTABELECIMENTOS, root, texts)
+    company = _fields(Kind.EMPRESAS, root, texts[5:])
+    partner_rows = [[root, *partner] for partner in partners]
+    staging = _stage(
+        tmp,
+        {
+            Kind.ESTABELECIMENTOS: [establishment],
+            Kind.EMPRESAS: [company],
+            Kind.SOCIOS: partner_rows,
+        },
+    )
+    try:
+        [joined] = _joined(staging)
+    finally:
+        staging.close()
+    assert joined.estabelecimento == establishment
+    assert joined.empresa == company
+    assert joined.simples is None
+    assert joined.socios == partner_rows  # in release order
+    assert joined.inscricoes == []
+
+
+def test_join_matches_rows_by_root_across_buckets(tmp_path: Path) -> None:
+    roots = [f"{n:08d}" for n in range(1, 41)]
+    establishments = [_fields(Kind.ESTABELECIMENTOS, root, ["x"] * 29) for root in roots]
+    companies = [[root, f"EMPRESA {root}", "2062", "49", "1000,00", "05", ""] for root in roots]
+    options = [[root, "S", "20200101", "", "N", "", ""] for root in roots[::2]]
+    partners = [[root, "2", f"SOCIO {i} DE {root}", "", "49", "", "", "", "", "", "5"]
+                for root in roots for i in range(2)]  # fmt: skip
+    staging = _stage(
+        tmp_path,
+        {
+            Kind.ESTABELECIMENTOS: establishments,
+            Kind.EMPRESAS: companies,
+            Kind.SIMPLES: options,
+            Kind.SOCIOS: partners,
+        },
+        bucket_rows=7,
+    )
+    try:
+        assert staging.buckets == 6
+        joined = _joined(staging)
+    finally:
+        staging.close()
+    assert sorted(row.estabelecimento[0] for row in joined) == roots
+    for row in joined:
+        root = row.estabelecimento[0]
+        assert row.empresa is not None
+        assert row.empresa[1] == f"EMPRESA {root}"
+        assert (row.simples is not None) == (root in roots[::2])
+        assert [partner[2] for partner in row.socios] == [
+            f"SOCIO 0 DE {root}",
+            f"SOCIO 1 DE {root}",
+        ]
