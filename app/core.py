@@ -66,7 +66,9 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     await pool.open(wait=False)
     redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)
     audit = AuditWriter(pool)
-    gate = Gate(pool, RateLimiter(redis, settings.redis_prefix), audit, secret)
+    gate = Gate(
+        pool, RateLimiter(redis, settings.redis_prefix), audit, secret, settings.refused_limit
+    )
     app.state.update(es=es, pool=pool, redis=redis, gate=gate)
     audit.start()
     try:

@@ -19,6 +19,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     health_timeout: float = 2.0
     redis_prefix: str = "cnpj:"
     """Prefix of every Redis key the app writes (rate-limit windows)."""
+    refused_limit: int = 10
+    """Calls refused with 401 an IP address may make per rolling minute; beyond, 429."""
     api_key_secret: str = ""
     """Server secret of the keyed hash (HMAC-SHA256) of API keys and e-mail codes. Required:
     the app refuses to start without one (`scripts/run.sh` generates one into `.state/`)."""

@@ -176,7 +176,15 @@ class Server:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.redis_prefix = f"test-{uuid.uuid4().hex[:10]}:"
-        env = {**os.environ, "INDEX_ALIAS": alias, "REDIS_PREFIX": self.redis_prefix, **(env or {})}
+        env = {
+            **os.environ,
+            "INDEX_ALIAS": alias,
+            "REDIS_PREFIX": self.redis_prefix,
+            # The suite sends thousands of refused calls from one address (hypothesis over
+            # header shapes); the refusal window has a test of its own with the default.
+            "REFUSED_LIMIT": "1000000",
+            **(env or {}),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1",
              "--port", str(self.port), "--workers", str(workers), "--no-access-log"],

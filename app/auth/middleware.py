@@ -4,9 +4,12 @@ Order for a route that is not open: a key anywhere but `Authorization: Bearer` �
 on a protected route → 401; an unknown, malformed or revoked key → 401; an address outside
 the key's allowlist → 403; then the window of the key's plan (or of the IP address for an
 anonymous call) → 429 with `Retry-After`, or the handler. Every answer after the window check
-carries `X-RateLimit-*`. Every call made with a known key is queued for the audit log, whatever
-its status. Redis down → 503 with `Retry-After` (the limiter fails closed); PostgreSQL down →
-503 for calls that carry a key.
+carries `X-RateLimit-*`. Refused calls have a window of their own per IP address
+(`refused_limit` a minute): each 401 carries its `X-RateLimit-*`, and once it is full the
+address gets 429 with `Retry-After` instead of 401, so keys cannot be tried in bulk; a valid
+key from that address is not affected. Every call made with a known key is queued for the
+audit log, whatever its status. Redis down → 503 with `Retry-After` (the limiter fails
+closed); PostgreSQL down → 503 for calls that carry a key.
 """
 
 from __future__ import annotations
@@ -52,12 +55,31 @@ class Gate:
     """What the middleware needs, built by the lifespan and kept in the app state."""
 
     def __init__(
-        self, pool: AsyncConnectionPool, limiter: RateLimiter, audit: AuditWriter, secret: bytes
+        self,
+        pool: AsyncConnectionPool,
+        limiter: RateLimiter,
+        audit: AuditWriter,
+        secret: bytes,
+        refused_limit: int = 10,
     ) -> None:
         self.pool = pool
         self.limiter = limiter
         self.audit = audit
         self.secret = secret
+        self.refused_limit = refused_limit
+
+    async def refuse(self, error: UnauthorizedError, address: str) -> AppError:
+        """The answer to a refused call: the 401 with the address's window of refusals, or 429
+        once that window is full."""
+        decision = await self.limiter.hit(address_bucket("recusadas", address), self.refused_limit)
+        if not decision.admitted:
+            return TooManyRequestsError(
+                f"Limite de {decision.limit} chamadas recusadas por minuto atingido para este "
+                "endereço.",
+                headers=decision.headers(),
+            )
+        error.headers.update(decision.headers())
+        return error
 
     async def credential(self, key: str) -> Credencial:
         key_id = keys.key_id(key)
@@ -151,6 +173,11 @@ class AccessMiddleware(ASGIMiddleware):
                     f"Limite de {decision.limit} requisições por minuto atingido.",
                     headers=decision.headers(),
                 )
+        except UnauthorizedError as error:
+            refusal = await gate.refuse(error, address)
+            if credential is not None:
+                self._audit(gate, scope, credential, refusal.status)
+            raise refusal from None
         except AppError as error:
             if credential is not None:
                 self._audit(gate, scope, credential, error.status)

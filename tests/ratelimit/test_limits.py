@@ -1,5 +1,5 @@
-"""Rate limits: exact under concurrency across processes, per IP without a token, headers,
-and failing closed when Redis is down."""
+"""Rate limits: exact under concurrency across processes, per IP without a token, refused
+calls per IP, headers, and failing closed when Redis is down."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from app.ratelimit.limiter import RateLimiter, key_bucket
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 from tests.conftest import MakeKey, Server, _free_port
 
 VALIDATE = "/v1/cnpj/validar/11222333000181"
@@ -150,3 +150,34 @@ def test_postgres_down_keyed_calls_503_anonymous_served(
         assert int(response.headers["Retry-After"]) > 0
     with postgres_down.client(headers={}) as anonymous:
         assert anonymous.get(VALIDATE).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def default_refusals(peer_alias: str) -> Iterator[Server]:
+    server = Server(peer_alias, workers=2, env={"REFUSED_LIMIT": str(Settings().refused_limit)})
+    yield server
+    assert "Traceback" not in server.stop()
+
+
+def test_refused_calls_limited_per_address_valid_keys_unaffected(
+    default_refusals: Server, make_key: MakeKey
+) -> None:
+    limit = Settings().refused_limit
+    wrong = {"Authorization": "Bearer cnpj_00000000_" + "x" * 43}
+    with default_refusals.client("127.0.0.5", headers=wrong) as client:
+        calls = [client.get(VALIDATE) for _ in range(limit)]
+        assert [c.status_code for c in calls] == [401] * limit
+        assert [c.headers["X-RateLimit-Remaining"] for c in calls] == [
+            str(limit - n) for n in range(1, limit + 1)
+        ]
+        assert all(c.headers["X-RateLimit-Limit"] == str(limit) for c in calls)
+        # the window is full: wrong, missing and misplaced keys all wait now
+        for headers, params in ((wrong, {}), ({}, {}), ({}, {"api_key": "abc"})):
+            refused = client.get("/v1/search", headers=headers, params={"q": "x", **params})
+            assert refused.status_code == 429
+            assert refused.json()["error"] == "Too Many Requests"
+            assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        # a valid key from the same address is served
+        assert client.get(VALIDATE, headers=make_key().headers).status_code == 200
+    with default_refusals.client("127.0.0.6", headers=wrong) as other:  # its own window
+        assert other.get(VALIDATE).status_code == 401
