@@ -9,4 +9,4 @@ COPY mappings mappings
 COPY fixtures fixtures
 RUN uv sync --frozen --no-dev
 EXPOSE 8000
-CMD ["sh", "-c", "registry-admin migrate && exec uvicorn app.asgi:app --host 0.0.0.0 --port 8000 --workers 2 --no-access-log"]
+CMD ["sh", "-c", "registry-admin migrate && exec registry-api --host 0.0.0.0 --port 8000 --workers 2"]

@@ -8,6 +8,8 @@ from functools import lru_cache
 
 import msgspec
 
+from app.auth.address import parse_networks
+
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     elasticsearch_url: str = "http://127.0.0.1:9200"
@@ -21,6 +23,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Prefix of every Redis key the app writes (rate-limit windows)."""
     refused_limit: int = 10
     """Calls refused with 401 an IP address may make per rolling minute; beyond, 429."""
+    trusted_proxies: str = ""
+    """Comma-separated CIDRs of the reverse proxies in front of the app. Empty (the default):
+    the caller is the TCP peer and `X-Forwarded-For` is ignored. Set: a request from one of
+    them is attributed to the right-most address of `X-Forwarded-For` outside them."""
+    max_body_size: int = 64 * 1024
+    """Largest request body accepted, in bytes; larger ones get 413 before any work."""
     api_key_secret: str = ""
     """Server secret of the keyed hash (HMAC-SHA256) of API keys and e-mail codes. Required:
     the app refuses to start without one (`scripts/run.sh` generates one into `.state/`)."""
@@ -44,6 +52,8 @@ def get_settings() -> Settings:
         if os.environ.get(field.upper())
     }
     try:
-        return msgspec.convert(values, Settings, strict=False)
-    except msgspec.ValidationError as error:
+        settings = msgspec.convert(values, Settings, strict=False)
+        parse_networks(settings.trusted_proxies)
+    except (msgspec.ValidationError, ValueError) as error:
         raise SystemExit(f"invalid settings: {error}") from error
+    return settings

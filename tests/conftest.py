@@ -10,12 +10,12 @@ sends the Bearer key of an account on a high-limit test plan (a row of data, `TE
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import secrets
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -111,9 +111,10 @@ def load(es: Elasticsearch, tmp_path_factory: pytest.TempPathFactory) -> Loader:
     return run_load
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+def _free_port(host: str = "127.0.0.1") -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
 
@@ -163,6 +164,18 @@ def new_key(plano: str = TEST_PLAN, papel: str = "usuario") -> Issued:
     return asyncio.run(issue())
 
 
+def another_key(owner: Issued, rotulo: str = "outra") -> Issued:
+    """One more key of `owner`'s account, made by the app's own service code."""
+
+    async def issue() -> Issued:
+        secret = check_secret(get_settings().api_key_secret)
+        async with await psycopg.AsyncConnection.connect(migrated()) as conn:
+            issued = await service.issue_key(conn, secret, owner.conta_id, rotulo, [])
+        return Issued(issued.api_key, issued.chave.id, owner.conta_id)
+
+    return asyncio.run(issue())
+
+
 @functools.cache
 def generic_key() -> Issued:
     """The key every test client sends unless a test says otherwise."""
@@ -170,11 +183,17 @@ def generic_key() -> Issued:
 
 
 class Server:
-    """The app under uvicorn with two worker processes, as in production."""
+    """The app served by `registry-api` (uvicorn) with two worker processes, as in production."""
 
-    def __init__(self, alias: str, workers: int = 2, env: dict[str, str] | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(
+        self,
+        alias: str,
+        workers: int = 2,
+        env: dict[str, str] | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.port = _free_port(host)
+        self.url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
         self.redis_prefix = f"test-{uuid.uuid4().hex[:10]}:"
         env = {
             **os.environ,
@@ -186,8 +205,8 @@ class Server:
             **(env or {}),
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--workers", str(workers), "--no-access-log"],
+            [str(ROOT / ".venv" / "bin" / "registry-api"), "--host", host,
+             "--port", str(self.port), "--workers", str(workers)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -223,6 +242,17 @@ class Server:
             self.process.kill()
             _, err = self.process.communicate()
         return err.decode("utf-8", "replace") if err else ""
+
+
+@contextlib.contextmanager
+def serving(alias: str, **options: Any) -> Iterator[Server]:
+    """A `Server` for the block; when it stops, its log must hold no traceback."""
+    server = Server(alias, **options)
+    try:
+        yield server
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ class Chamada(msgspec.Struct, kw_only=True, frozen=True):
     user_agent: str
     status: int
     em: datetime
+    unidades: int = 1
 
 
 class Entrada(Chamada, kw_only=True, frozen=True):
@@ -49,8 +50,8 @@ class Filtro(msgspec.Struct, kw_only=True, frozen=True):
 
 
 _INSERT = """
-INSERT INTO auditoria (chave_id, metodo, rota, caminho, ip, user_agent, status, em)
-VALUES (%s, %s, %s, %s, %s::inet, %s, %s, %s)
+INSERT INTO auditoria (chave_id, metodo, rota, caminho, ip, user_agent, status, em, unidades)
+VALUES (%s, %s, %s, %s, %s::inet, %s, %s, %s, %s)
 """
 
 _USAGE = {
@@ -68,13 +69,24 @@ async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
         await cursor.executemany(
             _INSERT,
             [
-                (r.chave_id, r.metodo, r.rota, r.caminho, r.ip, r.user_agent, r.status, r.em)
+                (
+                    r.chave_id,
+                    r.metodo,
+                    r.rota,
+                    r.caminho,
+                    r.ip,
+                    r.user_agent,
+                    r.status,
+                    r.em,
+                    r.unidades,
+                )
                 for r in rows
             ],
         )
-        usage: Counter[tuple[str, str, date]] = Counter(
-            (r.custo, r.chave_id, r.em.date()) for r in rows if r.custo in _USAGE
-        )
+        usage: Counter[tuple[str, str, date]] = Counter()
+        for r in rows:
+            if r.custo in _USAGE:
+                usage[(r.custo, r.chave_id, r.em.date())] += r.unidades
         for (cost, key_id, day), count in sorted(usage.items()):
             await cursor.execute(_USAGE[cost], (key_id, day, count))
         last: dict[str, datetime] = {}
@@ -110,7 +122,8 @@ async def page(
     """Rows newest first, `limit` of them, with ids below `before` when given."""
     cursor = conn.cursor(row_factory=class_row(Registro))
     await cursor.execute(
-        "SELECT id, chave_id, metodo, rota, caminho, host(ip) AS ip, user_agent, status, em "
+        "SELECT id, chave_id, metodo, rota, caminho, host(ip) AS ip, user_agent, status, em, "
+        "unidades "
         "FROM auditoria" + _WHERE + " AND (%(before)s::bigint IS NULL OR id < %(before)s) "
         "ORDER BY id DESC LIMIT %(limit)s",
         {**msgspec.structs.asdict(filtro), "before": before, "limit": limit},

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -17,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from app.audit import repository
 from app.audit.repository import Filtro, Registro, Uso
 from app.auth.guards import identity, require_admin
-from app.errors import BadRequestError
+from app.lib.paging import MAX_CURSOR, Cursor, Cursors, digest
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -27,21 +25,6 @@ class Auditoria(msgspec.Struct, kw_only=True):
     data: list[Registro]
     total: int
     next_cursor: str | None
-
-
-def encode_cursor(last_id: int) -> str:
-    return base64.urlsafe_b64encode(f"a:{last_id}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        kind, _, value = text.partition(":")
-        if kind != "a" or not value.isdigit():
-            raise ValueError(text)
-        return int(value)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise BadRequestError("Cursor inválido.") from None
 
 
 @get(
@@ -59,24 +42,29 @@ def decode_cursor(cursor: str) -> int:
 )
 async def audit_log(
     pool: NamedDependency[AsyncConnectionPool],
-    chave: FromQuery[str | None] = None,
-    rota: FromQuery[str | None] = None,
+    cursors: NamedDependency[Cursors],
+    chave: Annotated[str | None, QueryParameter(max_length=64)] = None,
+    rota: Annotated[str | None, QueryParameter(max_length=2048)] = None,
     status: Annotated[int | None, QueryParameter(ge=100, le=599)] = None,
     desde: FromQuery[datetime | None] = None,
     ate: FromQuery[datetime | None] = None,
     limit: Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: FromQuery[str | None] = None,
+    cursor: Annotated[str | None, QueryParameter(max_length=MAX_CURSOR)] = None,
 ) -> Auditoria:
     filtro = Filtro(chave=chave, rota=rota, status=status, desde=desde, ate=ate)
-    before = decode_cursor(cursor) if cursor else None
+    request_digest = digest(filtro)
+    before = None
+    if cursor:
+        before = int(cursors.open(cursor, "auditoria", tuple[int], request_digest).depois[0])
     async with pool.connection() as conn:
         rows = await repository.page(conn, filtro, before, limit + 1)
         total = await repository.count(conn, filtro)
     more = len(rows) > limit
     rows = rows[:limit]
-    return Auditoria(
-        data=rows, total=total, next_cursor=encode_cursor(rows[-1].id) if more else None
+    next_cursor = (
+        cursors.seal(Cursor("auditoria", "", (rows[-1].id,), request_digest)) if more else None
     )
+    return Auditoria(data=rows, total=total, next_cursor=next_cursor)
 
 
 USAGE_DAYS = 31

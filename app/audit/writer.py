@@ -6,7 +6,9 @@ On shutdown the lifespan calls `close()`, which queues a stop marker behind ever
 queued and waits until the task has written them all: a clean shutdown loses nothing. A write
 that fails because the database is unreachable is retried with backoff; the queue is bounded,
 so an outage that outlasts it drops the newest rows and says so in the log rather than
-exhausting memory. Any other failure is a bug and is logged with the number of rows lost.
+exhausting memory. A batch the database refuses for any other reason is written again row by
+row, each in its own transaction, so one row that cannot be stored never takes the others
+with it; only the rows that truly fail are logged and counted (`lost`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ class AuditWriter:
         self._queue: asyncio.Queue[Entrada | object] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
+        """Rows refused because the queue was full."""
+        self.lost = 0
+        """Rows that could not be written: the database refused them, or stayed unreachable."""
+
+    @property
+    def pending(self) -> int:
+        return self._queue.qsize()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="audit-writer")
@@ -83,10 +92,24 @@ class AuditWriter:
                 return
             except (psycopg.OperationalError, PoolTimeout) as error:
                 if delay is None:
+                    self.lost += len(batch)
                     log.error("audit: database unreachable, %d rows lost: %s", len(batch), error)
                     return
                 log.warning("audit write failed (%s); retrying in %.1f s", error, delay)
                 await asyncio.sleep(delay)
-            except Exception:
-                log.exception("audit: %d rows could not be written", len(batch))
+            except psycopg.Error as error:
+                log.warning("audit batch of %d refused (%s); writing row by row", len(batch), error)
+                await self._write_each(batch)
                 return
+
+    async def _write_each(self, batch: list[Entrada]) -> None:
+        for row in batch:
+            try:
+                async with self._pool.connection() as conn, conn.transaction():
+                    await repository.write(conn, [row])
+            except (psycopg.Error, PoolTimeout) as error:
+                self.lost += 1
+                log.error(
+                    "audit: row lost (key %s, %s %s, status %d, ip %r): %s",
+                    row.chave_id, row.metodo, row.rota, row.status, row.ip, error,
+                )  # fmt: skip

@@ -38,6 +38,9 @@ class Access(StrEnum):
     `opt["limit"]` requests per minute in the bucket `opt["bucket"]`."""
     PROTECTED = "protected"
     """A valid Bearer key is required."""
+    AGENT = "agent"
+    """The agent interface: a key is identified when sent; each tool call is admitted and
+    recorded by the agent interface itself (discovery needs no key)."""
 
 
 class Identity(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,37 +23,48 @@ WINDOW = 60
 """Seconds of the rolling window of every plan and of anonymous callers."""
 REDIS_RETRY_AFTER = 5
 
-# KEYS[1]: the bucket. ARGV: limit, window in microseconds, a unique member.
-# Returns {admitted (0/1), count in window, now (µs), oldest entry (µs)}.
+# KEYS[1]: the bucket. ARGV: limit, window in microseconds, a unique member prefix, units.
+# Admits the request only if all its units fit (a batch of n items is n units); returns
+# {admitted (0/1), count in window, now (µs), when enough entries will have left (µs)}.
 SLIDING_LOG = """
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local units = tonumber(ARGV[4])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local admitted = 0
-if count < limit then
-  redis.call('ZADD', key, now, ARGV[3])
-  count = count + 1
+if count + units <= limit then
+  for i = 1, units do
+    redis.call('ZADD', key, now, ARGV[3] .. ':' .. i)
+  end
+  count = count + units
   admitted = 1
 end
 redis.call('PEXPIRE', key, math.ceil(window / 1000))
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-local first = now
-if oldest[2] then first = tonumber(oldest[2]) end
-return {admitted, count, now, first}
+local frees = now + window
+if admitted == 1 then
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if oldest[2] then frees = tonumber(oldest[2]) + window end
+else
+  local needed = count + units - limit
+  local entry = redis.call('ZRANGE', key, needed - 1, needed - 1, 'WITHSCORES')
+  if entry[2] then frees = tonumber(entry[2]) + window end
+end
+return {admitted, count, now, frees}
 """
 
 
-def key_bucket(key_id: str) -> str:
-    """The one window of an API key, drawn on by REST and the agent interface alike."""
-    return f"chave:{key_id}"
+def account_bucket(conta_id: int) -> str:
+    """The one window of an account's plan: every key of the account, REST and the agent
+    interface alike, draws on it, so more keys never mean more requests."""
+    return f"conta:{conta_id}"
 
 
 def address_bucket(group: str, address: str) -> str:
-    """The window of an IP address without a token, per group of routes."""
+    """The window of an IP address (an IPv6 /64) without a token, per group of routes."""
     return f"ip:{group}:{address}"
 
 
@@ -64,13 +75,16 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     reset: int
     """Unix seconds when the oldest request in the window leaves it (a slot frees)."""
     retry_after: int
-    """Seconds to wait before a new request can be admitted (0 when admitted)."""
+    """Seconds to wait before the request's units can be admitted (0 when admitted)."""
+    units: int = 1
+    """What the request draws from the window: 1, or one per item of a batch."""
 
     def headers(self) -> dict[str, str]:
         headers = {
             "X-RateLimit-Limit": str(self.limit),
             "X-RateLimit-Remaining": str(self.remaining),
             "X-RateLimit-Reset": str(self.reset),
+            "X-RateLimit-Cost": str(self.units),
         }
         if not self.admitted:
             headers["Retry-After"] = str(self.retry_after)
@@ -84,27 +98,27 @@ class RateLimiter:
         self._script = redis.register_script(SLIDING_LOG)
         self._prefix = f"{prefix}rl:"
 
-    async def hit(self, bucket: str, limit: int, window: int = WINDOW) -> Decision:
-        """Counts the request if the window has room.
+    async def hit(self, bucket: str, limit: int, window: int = WINDOW, units: int = 1) -> Decision:
+        """Counts the request's `units` if they all fit in the window.
 
         Raises `UnavailableError` (503 with `Retry-After`) when Redis does not answer: the
         limiter fails closed, since admitting unmetered traffic would defeat the plans.
         """
         window_us = window * 1_000_000
         try:
-            admitted, count, now, first = await self._script(
-                keys=[self._prefix + bucket], args=[limit, window_us, uuid.uuid4().hex]
+            admitted, count, now, frees_at = await self._script(
+                keys=[self._prefix + bucket], args=[limit, window_us, uuid.uuid4().hex, units]
             )
         except (RedisError, OSError) as error:
             raise UnavailableError(
                 "O controle de limite de requisições está indisponível; tente novamente.",
                 headers={"Retry-After": str(REDIS_RETRY_AFTER)},
             ) from error
-        frees_at = int(first) + window_us
         return Decision(
             admitted=bool(admitted),
             limit=limit,
             remaining=max(limit - int(count), 0),
-            reset=math.ceil(frees_at / 1_000_000),
-            retry_after=0 if admitted else max(math.ceil((frees_at - int(now)) / 1_000_000), 1),
+            reset=math.ceil(int(frees_at) / 1_000_000),
+            retry_after=0 if admitted else max(math.ceil((int(frees_at) - int(now)) / 1e6), 1),
+            units=units,
         )

@@ -10,9 +10,10 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from app.auth.access import NO_TOKEN, Access
+from app.auth.gate import Gate
 from app.lib.responses import json_response
 from app.settings import Settings
-from app.status.service import Status, status
+from app.status.service import AuditState, Status, status
 
 
 @get(
@@ -36,6 +37,11 @@ async def service_status(
     pool: NamedDependency[AsyncConnectionPool],
     redis: NamedDependency[Redis],
     settings: NamedDependency[Settings],
+    gate: NamedDependency[Gate],
 ) -> Response[bytes]:
     result = await status(es, pool, redis, settings.index_alias, settings.health_timeout)
+    audit = gate.audit
+    result.auditoria = AuditState(
+        pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped
+    )
     return json_response(result, status_code=200 if result.status == "ok" else 503)

@@ -25,11 +25,23 @@ class IndexState(msgspec.Struct, kw_only=True):
     documents: int | None
 
 
+class AuditState(msgspec.Struct, kw_only=True):
+    """The audit queue of the process that answered (each app process has its own)."""
+
+    pendentes: int
+    """Rows waiting to be written."""
+    perdidas: int
+    """Rows the database refused or that outlived an outage, since the process started."""
+    descartadas: int
+    """Rows dropped because the queue was full, since the process started."""
+
+
 class Status(msgspec.Struct, kw_only=True):
     status: str
     """`ok` when every dependency is up, `degraded` otherwise."""
     dependencies: dict[str, Dependency]
     index: IndexState
+    auditoria: AuditState | None = None
 
 
 async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import stat
 import subprocess
 import uuid
+from pathlib import Path
 
 from tests.conftest import ROOT, Server
 
@@ -33,3 +38,65 @@ def test_create_admin_key_replace_revokes_same_label(database: str, api_server: 
     with api_server.client(headers={"Authorization": f"Bearer {replacing}"}) as client:
         listed = client.get("/v1/me/chaves").json()["data"]
     assert [k["revogada_em"] is None for k in listed] == [False, False, True]
+
+
+ADMIN_SCRIPT = ROOT / "scripts" / "admin_key.sh"
+
+
+def _script_env(email: str, key_file: Path) -> dict[str, str]:
+    return {**os.environ, "ADMIN_EMAIL": email, "ADMIN_KEY_FILE": str(key_file)}
+
+
+def _works(server: Server, key: str) -> bool:
+    with server.client(headers={"Authorization": f"Bearer {key}"}) as client:
+        return client.get("/v1/admin/auditoria", params={"limit": 1}).status_code == 200
+
+
+def test_admin_key_script_without_terminal_writes_owner_only_file(
+    database: str, api_server: Server, tmp_path: Path
+) -> None:
+    """Run by a service manager or with its output in a log, the key never reaches stdout."""
+    email = f"admin-{uuid.uuid4().hex[:8]}@example.com"
+    key_file = tmp_path / "state" / "admin-key"
+    done = subprocess.run(
+        ["bash", str(ADMIN_SCRIPT)], capture_output=True, text=True, check=True, cwd=ROOT,
+        env=_script_env(email, key_file),
+    )  # fmt: skip
+    key = key_file.read_text().strip()
+    assert key.startswith("cnpj_")
+    assert key not in done.stdout + done.stderr
+    assert "cnpj_" not in done.stdout + done.stderr
+    assert str(key_file) in done.stdout
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert _works(api_server, key)
+
+
+def test_admin_key_script_on_terminal_prints_key(
+    database: str, api_server: Server, tmp_path: Path
+) -> None:
+    email = f"admin-{uuid.uuid4().hex[:8]}@example.com"
+    key_file = tmp_path / "admin-key"
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            ["bash", str(ADMIN_SCRIPT)], stdout=secondary, stderr=subprocess.PIPE, check=True,
+            cwd=ROOT, env=_script_env(email, key_file),
+        )  # fmt: skip
+        os.close(secondary)
+        output = b""
+        while chunk := _read(primary):
+            output += chunk
+    finally:
+        os.close(primary)
+    assert done.returncode == 0
+    found = re.search(r"cnpj_[0-9a-f]{8}_[A-Za-z0-9_-]{43}", output.decode())
+    assert found
+    assert not key_file.exists()
+    assert _works(api_server, found.group())
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # the terminal's other end is closed: all was read
+        return b""

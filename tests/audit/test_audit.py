@@ -3,12 +3,19 @@ usage counters, and no row lost on a clean shutdown."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import psycopg
+import pytest
+from psycopg_pool import AsyncConnectionPool
 
+from app.audit.repository import Entrada
+from app.audit.writer import AuditWriter
 from tests.conftest import Issued, MakeKey, Server
 
 AUDIT = "/v1/admin/auditoria"
@@ -135,3 +142,61 @@ def test_usage_counted_by_cost_per_key(api_server: Server, make_key: MakeKey) ->
     assert [(u["chave_id"], u["consultas"], u["buscas"]) for u in usage["data"]] == [
         (caller.key_id, 2, 1)
     ]
+
+
+def _entry(key_id: str, ip: str | None, status: int = 200) -> Entrada:
+    return Entrada(
+        chave_id=key_id, metodo="GET", rota="/v1/teste", caminho="/v1/teste", ip=ip,
+        user_agent="writer-test", status=status, em=datetime.now(UTC), custo="consultas",
+    )  # fmt: skip
+
+
+def test_audit_writer_refused_batch_keeps_every_storable_row(
+    make_key: MakeKey, database: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row the database refuses (here an address no normalisation made) costs only itself:
+    the batch is written again row by row, and the one lost row is logged and counted."""
+    first, second = make_key(), make_key()
+    rows = [_entry(first.key_id, "203.0.113.1") for _ in range(10)]
+    rows.insert(4, _entry(second.key_id, "fe80::1%eth0"))
+    rows += [_entry(second.key_id, "2001:db8::7") for _ in range(10)]
+
+    async def run() -> AuditWriter:
+        async with AsyncConnectionPool(
+            database, min_size=1, max_size=2, kwargs={"autocommit": True}
+        ) as pool:
+            writer = AuditWriter(pool)
+            writer.start()
+            for row in rows:
+                writer.record(row)
+            await writer.close()
+            return writer
+
+    with caplog.at_level(logging.WARNING, logger="app.audit"):
+        writer = asyncio.run(run())
+    assert writer.lost == 1
+    assert any("row lost" in r.message and second.key_id in r.message for r in caplog.records)
+    keys = (first.key_id, second.key_id)
+    with psycopg.connect(database) as conn:
+        for query in (
+            "SELECT chave_id, count(*) FROM auditoria WHERE chave_id = ANY(%s) GROUP BY 1",
+            "SELECT chave_id, sum(consultas) FROM uso_chaves WHERE chave_id = ANY(%s) GROUP BY 1",
+        ):
+            assert dict(conn.execute(query, (list(keys),)).fetchall()) == dict.fromkeys(keys, 10)
+
+
+def test_audit_batch_units_counted_in_usage(api_server: Server, make_key: MakeKey) -> None:
+    caller, admin = make_key(), make_key(papel="admin")
+    items = ["33683111000280", "00000000000191", "123", "11222333000181"]
+    with api_server.client(headers=caller.headers) as client:
+        assert client.post("/v1/cnpj/lote", json=items).status_code == 200
+        deadline = time.monotonic() + 10
+        while True:
+            usage = client.get("/v1/me/uso").json()["data"]
+            if usage or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+    assert [(u["chave_id"], u["consultas"]) for u in usage] == [(caller.key_id, 4)]
+    with api_server.client() as api:
+        row = _rows(api, admin, 1, chave=caller.key_id, rota="/v1/cnpj/lote")["data"][0]
+    assert row["unidades"] == 4

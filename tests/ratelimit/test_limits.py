@@ -13,9 +13,9 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from app.ratelimit.limiter import RateLimiter, key_bucket
+from app.ratelimit.limiter import RateLimiter, account_bucket
 from app.settings import Settings, get_settings
-from tests.conftest import MakeKey, Server, _free_port
+from tests.conftest import Issued, MakeKey, Server, _free_port, another_key
 
 VALIDATE = "/v1/cnpj/validar/11222333000181"
 
@@ -46,7 +46,7 @@ def test_starter_key_fifty_clients_two_processes_exactly_three(
     assert remaining == ["0", "1", "2"]
     # After the window the key is served again. Rather than sleep a minute, the window's
     # entries are aged by 60 s in Redis, as the passing of time would.
-    asyncio.run(_age(f"{api_server.redis_prefix}rl:{key_bucket(key.key_id)}", 60))
+    asyncio.run(_age(f"{api_server.redis_prefix}rl:{account_bucket(key.conta_id)}", 60))
     with api_server.client(headers=key.headers) as client:
         resumed = client.get(VALIDATE)
     assert resumed.status_code == 200
@@ -181,3 +181,52 @@ def test_refused_calls_limited_per_address_valid_keys_unaffected(
         assert client.get(VALIDATE, headers=make_key().headers).status_code == 200
     with default_refusals.client("127.0.0.6", headers=wrong) as other:  # its own window
         assert other.get(VALIDATE).status_code == 401
+
+
+def test_plan_window_belongs_to_account_not_key(api_server: Server, make_key: MakeKey) -> None:
+    """Keys of one account share one window: a second key is not a second quota."""
+    first = make_key(plano="starter")
+    second = another_key(first)
+    with api_server.client(headers={}) as client:
+
+        def call(key: Issued) -> httpx.Response:
+            return client.get(VALIDATE, headers=key.headers)
+
+        statuses = [call(key).status_code for key in (first, second, second, first, second)]
+        assert statuses == [200, 200, 200, 429, 429]
+        refused = call(second)
+        assert refused.headers["X-RateLimit-Remaining"] == "0"
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert call(make_key(plano="starter")).status_code == 200  # another account
+
+
+def test_batch_counts_one_per_item(api_server: Server, make_key: MakeKey) -> None:
+    key = make_key(plano="basic")  # 20 a minute
+    batch = [f"{n:08d}000191" for n in range(5)]
+    with api_server.client(headers=key.headers) as client:
+        five = client.post("/v1/cnpj/lote", json=batch)
+        assert five.status_code == 200
+        assert five.headers["X-RateLimit-Cost"] == "5"
+        assert five.headers["X-RateLimit-Remaining"] == "15"
+        one = client.get(VALIDATE)
+        assert one.headers["X-RateLimit-Cost"] == "1"
+        assert one.headers["X-RateLimit-Remaining"] == "14"
+        too_many = client.post("/v1/cnpj/lote", json=[f"{n:08d}000191" for n in range(15)])
+        assert too_many.status_code == 429
+        assert int(too_many.headers["Retry-After"]) >= 1
+        # The refused batch still counts as the one request it was (13 left), then this one.
+        assert client.get(VALIDATE).headers["X-RateLimit-Remaining"] == "12"
+        larger_than_plan = client.post("/v1/cnpj/lote", json=[f"{n:08d}000191" for n in range(21)])
+        assert larger_than_plan.status_code == 403
+        assert larger_than_plan.json()["details"] == {"unidades": 21, "limite_por_minuto": 20}
+
+
+def test_batch_over_window_refused_in_window_of_other_keys(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """A batch drawn on one key empties the account's window for its other keys."""
+    first = make_key(plano="starter")
+    second = another_key(first)
+    with api_server.client(headers=first.headers) as client:
+        assert client.post("/v1/cnpj/lote", json=["33683111000280", "123", "1"]).status_code == 200
+        assert client.get(VALIDATE, headers=second.headers).status_code == 429

@@ -1,0 +1,220 @@
+"""The access gate: who is calling (`identify`), whether the call fits its window (`admit`),
+and what is kept of it (`record`). The REST middleware and the agent interface both call these,
+so a call is limited, metered and audited the same way whatever face it came through.
+
+- `identify`: the Bearer key, checked against its keyed hash, its revocation and the key's IP
+  allowlist. A key anywhere but `Authorization: Bearer` is refused.
+- `admit`: the plan's window belongs to the account, so every key of an account draws on one
+  window; without a key, the window of the caller's address (an IPv6 /64) per group of routes.
+  A call may weigh several units (a batch draws one per item).
+- `record`: an audit row (key id, operation, IP, user agent, status, time) and the key's usage
+  counter for the operation's cost, queued for the background writer.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl
+
+import msgspec
+import psycopg
+from litestar.datastructures import Headers
+from litestar.types import Scope
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from app.accounts import keys
+from app.accounts.repository import Credencial, find_credential
+from app.audit.repository import Entrada
+from app.audit.writer import AuditWriter
+from app.auth.access import ANONYMOUS_LIMIT, Identity
+from app.auth.address import Address, Network, client_address, in_any, window_key
+from app.errors import (
+    AppError,
+    ForbiddenError,
+    TooManyRequestsError,
+    UnauthorizedError,
+    UnavailableError,
+)
+from app.ratelimit.limiter import Decision, RateLimiter, account_bucket, address_bucket
+
+MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
+INVALID = "Token inválido ou expirado."
+ELSEWHERE = "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL."
+STRAY_QUERY = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token"})
+STRAY_HEADERS = frozenset(
+    {"x-api-key", "api-key", "apikey", "x-api-token", "x-auth-token", "x-access-token", "token"}
+)
+MAX_USER_AGENT = 512
+MAX_PATH = 2048
+
+
+class Caller(msgspec.Struct, kw_only=True):
+    """Who is calling: the address (normalised), its user agent and, with a valid key, the
+    key's identity."""
+
+    address: Address | None
+    user_agent: str
+    identity: Identity | None = None
+
+    @property
+    def ip(self) -> str | None:
+        return str(self.address) if self.address is not None else None
+
+
+def text(value: str, limit: int) -> str:
+    """Caller text as PostgreSQL can store it: no NUL, no lone surrogates, bounded."""
+    return value[:limit].replace("\x00", "\ufffd").encode("utf-8", "replace").decode()
+
+
+def bearer(scope: Scope) -> str | None:
+    """The key of `Authorization: Bearer <key>`, None without that header; 401 for a key sent
+    anywhere else or an Authorization header of another shape."""
+    query = {name.lower() for name, _ in parse_qsl(scope["query_string"].decode("latin-1"))}
+    headers = Headers.from_scope(scope)
+    if query & STRAY_QUERY or any(name in headers for name in STRAY_HEADERS):
+        raise UnauthorizedError(ELSEWHERE)
+    values = headers.getall("authorization", [])
+    if not values:
+        return None
+    scheme, _, key = values[0].strip().partition(" ")
+    if len(values) > 1 or scheme.lower() != "bearer" or not key.strip():
+        raise UnauthorizedError(INVALID)
+    return key.strip()
+
+
+class Gate:
+    """What every face needs to admit and record calls; built by the lifespan."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        limiter: RateLimiter,
+        audit: AuditWriter,
+        secret: bytes,
+        *,
+        refused_limit: int = 10,
+        trusted_proxies: tuple[Network, ...] = (),
+    ) -> None:
+        self.pool = pool
+        self.limiter = limiter
+        self.audit = audit
+        self.secret = secret
+        self.refused_limit = refused_limit
+        self.trusted_proxies = trusted_proxies
+
+    def caller(self, scope: Scope) -> Caller:
+        agent = Headers.from_scope(scope).get("user-agent", "")
+        return Caller(
+            address=client_address(scope, self.trusted_proxies),
+            user_agent=text(agent, MAX_USER_AGENT),
+        )
+
+    async def identify(self, scope: Scope, caller: Caller) -> Identity | None:
+        """The identity of the request's Bearer key (None without one); 401 for a bad,
+        revoked or misplaced key, 403 outside the key's allowlist, 503 when keys cannot be
+        checked. A known key's identity is set on the caller before the revocation and
+        allowlist checks, so those refusals are audited under the key."""
+        key = bearer(scope)
+        if key is None:
+            return None
+        credential = await self._credential(key)
+        caller.identity = Identity(
+            key_id=credential.id, conta_id=credential.conta_id, papel=credential.papel,
+            plano=credential.plano, limite=credential.limite,
+        )  # fmt: skip
+        if credential.revogada:
+            raise UnauthorizedError(INVALID)
+        if credential.allowlist and not in_any(caller.address, credential.allowlist):
+            raise ForbiddenError("Endereço IP fora da allowlist desta chave.")
+        return caller.identity
+
+    async def _credential(self, key: str) -> Credencial:
+        key_id = keys.key_id(key)
+        if key_id is None:
+            raise UnauthorizedError(INVALID)
+        try:
+            async with self.pool.connection() as conn:
+                found = await find_credential(conn, key_id)
+        except (psycopg.Error, PoolTimeout) as error:
+            raise UnavailableError(
+                "O cadastro de chaves está indisponível; tente novamente.",
+                headers={"Retry-After": "5"},
+            ) from error
+        if found is None or not keys.matches(self.secret, key, found.hash):
+            raise UnauthorizedError(INVALID)
+        return found
+
+    async def admit(
+        self,
+        caller: Caller,
+        units: int = 1,
+        *,
+        group: str = "anonimo",
+        anonymous_limit: int = ANONYMOUS_LIMIT,
+        weight: int | None = None,
+    ) -> Decision:
+        """Draws `units` from the caller's window: the account's plan with a key, the address's
+        window of `group` without one. 403 when the call's whole `weight` (`units` unless the
+        call already drew part of it) exceeds the window (retrying could never help), 429 with
+        `Retry-After` when the units do not fit now."""
+        if caller.identity is not None:
+            bucket, limit = account_bucket(caller.identity.conta_id), caller.identity.limite
+        else:
+            bucket, limit = address_bucket(group, window_key(caller.address)), anonymous_limit
+        total = weight if weight is not None else units
+        if total > limit:
+            raise ForbiddenError(
+                f"Esta chamada vale {total} requisições e o limite do plano é {limit} por "
+                "minuto: divida-a em partes menores.",
+                details={"unidades": total, "limite_por_minuto": limit},
+            )
+        decision = await self.limiter.hit(bucket, limit, units=units)
+        if not decision.admitted:
+            raise TooManyRequestsError(
+                f"Limite de {decision.limit} requisições por minuto atingido.",
+                headers=decision.headers(),
+            )
+        return decision
+
+    async def refuse(self, error: UnauthorizedError, caller: Caller) -> AppError:
+        """The answer to a refused call: the 401 with the address's window of refusals, or 429
+        once that window is full."""
+        bucket = address_bucket("recusadas", window_key(caller.address))
+        decision = await self.limiter.hit(bucket, self.refused_limit)
+        if not decision.admitted:
+            return TooManyRequestsError(
+                f"Limite de {decision.limit} chamadas recusadas por minuto atingido para este "
+                "endereço.",
+                headers=decision.headers(),
+            )
+        error.headers.update(decision.headers())
+        return error
+
+    def record(
+        self,
+        caller: Caller,
+        *,
+        metodo: str,
+        operacao: str,
+        caminho: str,
+        status: int,
+        custo: str | None,
+        unidades: int = 1,
+    ) -> None:
+        """Queues the audit row of a call made with a key (calls without one are not audited)."""
+        if caller.identity is None:
+            return
+        self.audit.record(
+            Entrada(
+                chave_id=caller.identity.key_id,
+                metodo=metodo,
+                rota=text(operacao, MAX_PATH),
+                caminho=text(caminho, MAX_PATH),
+                ip=caller.ip,
+                user_agent=caller.user_agent,
+                status=status,
+                em=datetime.now(UTC),
+                custo=custo,
+                unidades=unidades,
+            )
+        )
