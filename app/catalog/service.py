@@ -17,7 +17,7 @@ from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
 from app.domain.text import digits, normalize
-from app.errors import UnavailableError
+from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body
 from app.search.filters import bad
 
@@ -25,7 +25,6 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 MAX_QUERY = 100
 TIMEOUT = "2s"
-CATALOG_UNAVAILABLE = "O catálogo de CNAEs e municípios não está disponível no momento."
 _CODE = re.compile(r"[\d\s./\-]+")
 _SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
 
@@ -49,9 +48,12 @@ def check_limit(limit: int) -> None:
         raise bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", limit)
 
 
-def _words(raw: str) -> str:
+def _check_length(raw: str) -> None:
     if len(raw) > MAX_QUERY:
         raise bad("query", f"query: no máximo {MAX_QUERY} caracteres.", len(raw))
+
+
+def _words(raw: str) -> str:
     words = normalize(raw)
     if not words:
         raise bad("query", "query: informe letras ou algarismos.", raw)
@@ -88,6 +90,7 @@ def _text_query(words: str, kind: str, filters: list[dict[str, Any]]) -> dict[st
 
 def cnae_query(raw: str) -> dict[str, Any]:
     """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description."""
+    _check_length(raw)
     if _CODE.fullmatch(raw.strip() or "x"):
         code = digits(raw)
         if not 1 <= len(code) <= 7:
@@ -98,9 +101,10 @@ def cnae_query(raw: str) -> dict[str, Any]:
 
 def city_query(raw: str, uf: str | None) -> dict[str, Any]:
     """A municipality name (prefix while typing), or its Receita (4) or IBGE (7) code."""
+    _check_length(raw)
     filters: list[dict[str, Any]] = []
     if uf is not None:
-        if uf.strip().upper() not in codes.UFS:
+        if len(uf) > 8 or uf.strip().upper() not in codes.UFS:
             raise bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
         filters.append({"term": {"uf": uf.strip().upper()}})
     value = raw.strip()
@@ -149,7 +153,7 @@ async def _run(
             timeout=TIMEOUT,
         )
     except (ApiError, TransportError) as error:
-        raise UnavailableError(CATALOG_UNAVAILABLE) from error
+        raise elastic_failure(error, CATALOG_UNAVAILABLE) from error
     found = _decoder.decode(body(response))
     return [hit.source for hit in found.hits.hits], found.hits.total.value
 

@@ -109,9 +109,18 @@ def name_tokens(text: str) -> list[str]:
     return words
 
 
-@lru_cache(maxsize=1 << 16)
+MAX_NAME = 256
+"""Characters of a name that are normalised. Receita's names are at most 150; the cap bounds
+what the cache below keeps, whatever a caller sends."""
+
+
 def normalize_name(text: str) -> str:
     """The normalised form of a company or person name, as indexed and as queried."""
+    return _normalize_name(text[:MAX_NAME])
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalize_name(text: str) -> str:
     return " ".join(name_tokens(text))
 
 

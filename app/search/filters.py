@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from app.domain import codes
 from app.domain.text import digits, normalize
 from app.errors import BadRequestError
+from app.lib import body
+from app.lib.paging import MAX_CURSOR
 from app.search.categories import category_clause
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_TEXT = 200
 MAX_LIST = 27
+MAX_LIST_TEXT = 400
+"""Characters of a comma-separated list filter (27 UFs by name fit)."""
 FACETS = {
     "uf": "endereco.uf",
     "cnae": "cnae_principal.grupo.divisao",
@@ -52,38 +56,53 @@ _PORTES = {
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
 
 
+# Strings are bounded in the type: checked when the filters are decoded, before any
+# normalisation, so a long value costs nothing.
+Texto = Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]
+Lista = Annotated[str, msgspec.Meta(max_length=MAX_LIST_TEXT)]
+Codigo = Annotated[str, msgspec.Meta(max_length=16)]
+Curto = Annotated[str, msgspec.Meta(max_length=8)]
+Slug = Annotated[str, msgspec.Meta(max_length=64)]
+Telefone = Annotated[str, msgspec.Meta(max_length=32)]
+Email = Annotated[str, msgspec.Meta(max_length=320)]
+Municipio = Annotated[str, msgspec.Meta(max_length=100)]
+Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR)]
+Capital = Annotated[float, msgspec.Meta(ge=0, lt=1e15)]
+Limite = Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)]
+
+
 class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """Filters shared by `/search`, `/seek` and `/nome` (each takes the ones it documents)."""
 
-    q: str | None = None
+    q: Texto | None = None
     """Free text over legal name, trade name and partner names (`/search`)."""
-    nome: str | None = None
+    nome: Texto | None = None
     """Legal or trade name (`/seek`, `/nome`)."""
-    uf: str | None = None
-    cnae: str | None = None
-    categoria: str | None = None
+    uf: Lista | None = None
+    cnae: Codigo | None = None
+    categoria: Slug | None = None
     """A category slug of `/seek/cidades` (`fixtures/reference/categorias-cnae.json`)."""
     cnae_secundario: bool | None = None
-    telefone: str | None = None
-    email: str | None = None
-    municipio: str | None = None
-    cep: str | None = None
-    ddd: str | None = None
-    capital_min: float | None = None
-    capital_max: float | None = None
+    telefone: Telefone | None = None
+    email: Email | None = None
+    municipio: Municipio | None = None
+    cep: Codigo | None = None
+    ddd: Curto | None = None
+    capital_min: Capital | None = None
+    capital_max: Capital | None = None
     abertura_de: dt.date | None = None
     abertura_ate: dt.date | None = None
-    porte: str | None = None
-    natureza: str | None = None
-    situacao: str | None = None
+    porte: Lista | None = None
+    natureza: Curto | None = None
+    situacao: Lista | None = None
     matriz: bool | None = None
     simples: bool | None = None
     mei: bool | None = None
     com_email: bool | None = None
     com_telefone: bool | None = None
-    limit: int = DEFAULT_LIMIT
-    cursor: str | None = None
-    facets: str | None = None
+    limit: Limite = DEFAULT_LIMIT
+    cursor: Cursor | None = None
+    facets: Slug | None = None
     """Comma-separated facet names: uf, cnae, municipio, situacao (first page only)."""
 
 
@@ -102,10 +121,7 @@ def from_query(params: dict[str, str]) -> Filtros:
 
 def from_body(raw: bytes) -> Filtros:
     """Filters from a JSON body; unknown fields and wrong types are 400s naming the field."""
-    try:
-        data = msgspec.json.decode(raw) if raw.strip() else {}
-    except msgspec.DecodeError as error:
-        raise BadRequestError(f"Corpo JSON inválido: {error}") from error
+    data = body.decode(raw) if raw.strip() else {}
     if not isinstance(data, dict):
         raise BadRequestError("O corpo deve ser um objeto JSON com os filtros.")
     return _convert(data, strict=True)
@@ -116,7 +132,7 @@ def _convert(data: dict[str, Any], strict: bool) -> Filtros:
         return msgspec.convert(data, Filtros, strict=strict)
     except msgspec.ValidationError as error:
         text = str(error)
-        field = text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+        field = body.field_of(error)
         if text.startswith("Object contains unknown field"):
             field = text.split("`")[1]
             raise BadRequestError(
@@ -202,13 +218,8 @@ def _range(field: str, low: Any, high: Any, name: str) -> dict[str, Any] | None:
 
 
 def check_common(filters: Filtros) -> None:
-    """Checks that do not depend on the route: limit, text lengths, facet names."""
-    if not 1 <= filters.limit <= MAX_LIMIT:
-        raise bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", filters.limit)
-    for name in ("q", "nome"):
-        value = getattr(filters, name)
-        if value is not None and len(value) > MAX_TEXT:
-            raise bad(name, f"{name}: no máximo {MAX_TEXT} caracteres.", len(value))
+    """Checks that do not depend on the route (lengths and bounds are in the type): facet
+    names."""
     facet_names(filters)
 
 
@@ -250,10 +261,6 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
         if not (len(filters.ddd) == 2 and filters.ddd.isdigit()):
             raise bad("ddd", "ddd: 2 dígitos.", filters.ddd)
         found.append({"term": {"contato.telefones.ddd": filters.ddd}})
-    for name in ("capital_min", "capital_max"):
-        value = getattr(filters, name)
-        if value is not None and not 0 <= value < 1e15:
-            raise bad(name, f"{name}: valor entre 0 e 10^15.", value)
     capital = _range("capital_social", filters.capital_min, filters.capital_max, "capital_min")
     opened = _range("abertura", filters.abertura_de, filters.abertura_ate, "abertura_de")
     found.extend(clause for clause in (capital, opened) if clause)

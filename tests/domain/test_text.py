@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.text import _fold_unicode, fold, normalize, normalize_name
+from app.domain.text import MAX_NAME, _fold_unicode, fold, normalize, normalize_name
 
 OUTPUT = re.compile(r"[a-z0-9]+( [a-z0-9]+)*|")
 
@@ -76,3 +76,10 @@ def test_normalize_name_equivalent_spellings_equal(a: str, b: str) -> None:
 def test_normalize_name_keeps_distinct_names_apart() -> None:
     assert normalize_name("PADARIA SAO JOSE") != normalize_name("PADARIA SAO JOAO")
     assert normalize_name("ME AJUDA SERVICOS") == "me ajuda servicos"
+
+
+def test_normalize_name_caller_text_bounded_before_cache() -> None:
+    """Only the first `MAX_NAME` characters are normalised (and cached), whatever is sent."""
+    long = "padaria " * 10_000
+    assert normalize_name(long) == normalize_name(long[:MAX_NAME])
+    assert len(normalize_name(long)) <= MAX_NAME

@@ -133,3 +133,26 @@ def test_filters_to_clauses() -> None:
         {"terms": {"situacao_cadastral.codigo": ["02"]}},
         {"bool": {"must_not": {"term": {"mei.optante": True}}}},
     ]
+
+
+STRING_FIELDS = [
+    name
+    for name, spec in msgspec.json.schema(f.Filtros)["$defs"]["Filtros"]["properties"].items()
+    if any(option.get("type") == "string" and "format" not in option
+           for option in spec.get("anyOf", [spec]))
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("field", STRING_FIELDS)
+def test_every_text_filter_bounded_in_its_type(field: str) -> None:
+    """Each text filter declares a maximum length, checked while decoding (before any
+    normalisation), from the query string and from a body alike."""
+    spec = msgspec.json.schema(f.Filtros)["$defs"]["Filtros"]["properties"][field]
+    bound = next(o["maxLength"] for o in spec.get("anyOf", [spec]) if o.get("type") == "string")
+    assert bound <= 4096
+    too_long = "\ufdfa" * (bound + 1)
+    for decode in (lambda: f.from_query({field: too_long}),
+                   lambda: f.from_body(msgspec.json.encode({field: too_long}))):  # fmt: skip
+        with pytest.raises(BadRequestError) as refused:
+            decode()
+        assert refused.value.details["campo"] == field

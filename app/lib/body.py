@@ -1,0 +1,74 @@
+"""Request bodies: one JSON reader for every route, so a malformed body is always a 400.
+
+msgspec raises more than `DecodeError` on hostile input: invalid UTF-8 inside a string raises
+`UnicodeDecodeError`, and deep nesting (`[[[[...`) raises `RecursionError`. Both are the caller's
+fault, so both are 400s here. `SafeRequest` makes Litestar's own body parsing (routes that
+declare `data: JSONBody[...]`) go through the same reader. Sizes are capped before any of this
+(`Settings.max_body_size`, Litestar's `request_max_body_size`: 413).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request
+from litestar.types import Empty
+
+from app.errors import BadRequestError
+
+T = TypeVar("T")
+MAX_DEPTH_MESSAGE = "Corpo JSON aninhado demais."
+
+
+def decode(raw: bytes) -> Any:
+    """Any JSON value; 400 for bytes that are not JSON (bad syntax, bad UTF-8, too deep)."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as error:
+        raise BadRequestError(f"Corpo JSON inválido: {error}") from None
+    except UnicodeDecodeError:
+        raise BadRequestError("Corpo JSON inválido: o texto não é UTF-8 válido.") from None
+    except RecursionError:
+        raise BadRequestError(MAX_DEPTH_MESSAGE) from None
+
+
+def field_of(error: msgspec.ValidationError) -> str | None:
+    """The field a msgspec validation error names (`$.campo` or `$.lista[0]`), if any."""
+    text = str(error)
+    return text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+
+
+def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
+    """`value` as `kind`, or a 400 naming the unknown or invalid field."""
+    try:
+        return msgspec.convert(value, kind, strict=strict)
+    except msgspec.ValidationError as error:
+        text = str(error)
+        if text.startswith("Object contains unknown field"):
+            field = text.split("`")[1]
+            raise BadRequestError(
+                f"Campo desconhecido: {field}.", details={"campo": field}
+            ) from None
+        raise BadRequestError(
+            f"Valor inválido: {text}.", details={"campo": field_of(error)}
+        ) from None
+    except RecursionError:
+        raise BadRequestError(MAX_DEPTH_MESSAGE) from None
+
+
+def read(raw: bytes, kind: type[T]) -> T:
+    """A JSON body decoded and converted to `kind`, or a 400 saying what is wrong."""
+    return convert(decode(raw), kind)
+
+
+class SafeRequest(Request[Any, Any, Any]):
+    """Litestar's request with its JSON parsing routed through `decode`."""
+
+    async def json(self) -> Any:
+        if self._json is Empty:
+            if (cached := self._connection_state.json) is not Empty:
+                self._json = cached
+            else:
+                self._json = self._connection_state.json = decode(await self.body() or b"null")
+        return self._json
