@@ -74,6 +74,9 @@ def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> 
             "refresh_interval": serving["refresh_interval"],
             "number_of_replicas": serving["number_of_replicas"],
             "translog": {"durability": "request", "flush_threshold_size": None},
+            # A release is written once: blocked for writes, its order never changes, so
+            # `search_after` over it pages consistently without a point in time.
+            "blocks": {"write": True},
         },
     )
     es.indices.flush(index=index)

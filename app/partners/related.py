@@ -1,30 +1,28 @@
 """Companies of a partner found by name, masked document and/or age band, paged by cursor.
 
-Pages use `search_after` inside a point in time, so a listing stays consistent while the alias
-moves to a new release. The cursor is opaque to callers: base64url JSON of the point in time,
-the last sort value and a digest of the filters, so it cannot be replayed with other filters.
+Pages use `search_after` over the release index of the first page, with a signed cursor
+(`app.lib.paging`), so a listing stays consistent while the alias moves to a new release and no
+search context stays open on the cluster.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import re
 from typing import Any
 
 import msgspec
-from elasticsearch import ApiError, AsyncElasticsearch, TransportError
+from elasticsearch import AsyncElasticsearch
+from elasticsearch import NotFoundError as MissingError
 
 from app.domain import cnpj
+from app.domain.record import Socio
 from app.domain.text import normalize_name, partner_key
-from app.errors import BadRequestError, UnavailableError
+from app.errors import BadRequestError
+from app.lib import paging
 from app.lib.elastic import body
-from app.lookup.service import INDEX_UNAVAILABLE
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
-KEEP_ALIVE = "2m"
 _MASKED = re.compile(r"\*\*\*\d{6}\*\*")
 _FIELDS = [
     "cnpj", "razao_social", "nome_fantasia", "situacao_cadastral.descricao", "endereco.uf",
@@ -45,7 +43,7 @@ class Vinculo(msgspec.Struct, kw_only=True):
     situacao_cadastral: str | None
     uf: str | None
     municipio: str | None
-    socios: list[dict[str, Any]]
+    socios: list[Socio]
     """The partners of this company that match the filters."""
 
 
@@ -54,12 +52,6 @@ class Pagina(msgspec.Struct, kw_only=True):
     total: int
     next_cursor: str | None
     filtros: Filtros
-
-
-class _Cursor(msgspec.Struct, frozen=True):
-    pit: str
-    after: list[Any]
-    filters: str
 
 
 def masked_document(raw: str) -> str:
@@ -81,8 +73,17 @@ def masked_document(raw: str) -> str:
     )
 
 
+MAX_NAME = 200
+MAX_DOC = 32
+
+
 def check_filters(nome: str | None, doc: str | None, idade: str | None) -> Filtros:
-    name = normalize_name(nome or "")[:200] or None
+    """The filters, checked: lengths first (before any normalisation), then shapes."""
+    if nome is not None and len(nome) > MAX_NAME:
+        raise BadRequestError(f"nome: no máximo {MAX_NAME} caracteres.", {"nome": len(nome)})
+    if doc is not None and len(doc) > MAX_DOC:
+        raise BadRequestError(f"doc: no máximo {MAX_DOC} caracteres.", {"doc": len(doc)})
+    name = normalize_name(nome or "") or None
     if nome is not None and name is None:
         raise BadRequestError("nome não tem letras nem algarismos.", details={"nome": nome[:64]})
     if name is None and doc is None:
@@ -109,84 +110,119 @@ def query(filters: Filtros) -> dict[str, Any]:
     return {"bool": {"filter": clauses}}
 
 
-def _digest(filters: Filtros) -> str:
-    return hashlib.sha256(msgspec.json.encode(filters)).hexdigest()[:16]
+AFTER = tuple[str]
+"""Sort values of a hit: its CNPJ."""
 
 
-def encode_cursor(cursor: _Cursor) -> str:
-    return base64.urlsafe_b64encode(msgspec.json.encode(cursor)).decode().rstrip("=")
+class _Label(msgspec.Struct):
+    descricao: str | None = None
 
 
-def decode_cursor(raw: str, filters: Filtros) -> _Cursor:
-    invalid = BadRequestError("cursor inválido ou expirado.", details={"cursor": raw[:64]})
-    try:
-        padded = raw + "=" * (-len(raw) % 4)
-        cursor = msgspec.json.decode(base64.urlsafe_b64decode(padded), type=_Cursor)
-    except (binascii.Error, ValueError, msgspec.DecodeError) as error:
-        raise invalid from error
-    if cursor.filters != _digest(filters) or not 1 <= len(cursor.after) <= 2:
-        raise invalid
-    return cursor
+class _Municipio(msgspec.Struct):
+    nome: str | None = None
 
 
-def _matching_partners(source: dict[str, Any], filters: Filtros) -> list[dict[str, Any]]:
-    matched = []
-    for partner in source.get("socios") or []:
-        if filters.nome and normalize_name(partner.get("nome") or "") != filters.nome:
-            continue
-        if filters.doc and partner.get("documento") != filters.doc:
-            continue
-        matched.append(partner)
-    return matched
+class _Endereco(msgspec.Struct):
+    uf: str | None = None
+    municipio: _Municipio | None = None
+
+
+class _Source(msgspec.Struct):
+    cnpj: str
+    razao_social: str | None = None
+    nome_fantasia: str | None = None
+    situacao_cadastral: _Label | None = None
+    endereco: _Endereco | None = None
+    socios: list[Socio] = msgspec.field(default_factory=list)
+
+
+class _Hit(msgspec.Struct):
+    source: _Source = msgspec.field(name="_source")
+    index: str = msgspec.field(name="_index")
+    sort: list[str] = msgspec.field(default_factory=list)
+
+
+class _Total(msgspec.Struct):
+    value: int
+
+
+class _Hits(msgspec.Struct):
+    total: _Total
+    hits: list[_Hit]
+
+
+class _Response(msgspec.Struct):
+    hits: _Hits
+
+
+_decoder = msgspec.json.Decoder(_Response)
+
+
+def _matching_partners(partners: list[Socio], filters: Filtros) -> list[Socio]:
+    return [
+        partner
+        for partner in partners
+        if (not filters.nome or normalize_name(partner.nome) == filters.nome)
+        and (not filters.doc or partner.documento == filters.doc)
+    ]
 
 
 async def related(
-    es: AsyncElasticsearch, alias: str, filters: Filtros, limit: int, cursor: str | None
+    es: AsyncElasticsearch,
+    alias: str,
+    cursors: paging.Cursors,
+    filters: Filtros,
+    limit: int,
+    cursor: str | None,
 ) -> Pagina:
     if not 1 <= limit <= MAX_LIMIT:
         raise BadRequestError(f"limit vai de 1 a {MAX_LIMIT}.", details={"limit": limit})
-    position = decode_cursor(cursor, filters) if cursor else None
+    request_digest = paging.digest(filters)
+    position: paging.Cursor[AFTER] | None = None
+    if cursor:
+        position = cursors.open(cursor, "socios", AFTER, request_digest)
+    if position is not None and not position.indice.startswith(f"{alias}-"):
+        raise paging.invalid_cursor(cursor or "")
     try:
-        pit = position.pit if position else body(await es.open_point_in_time(
-            index=alias, keep_alive=KEEP_ALIVE
-        ))  # fmt: skip
-        pit_id = pit if position else msgspec.json.decode(pit)["id"]
         response = await es.search(
-            pit={"id": pit_id, "keep_alive": KEEP_ALIVE},
+            index=position.indice if position else alias,
             query=query(filters),
             sort=[{"cnpj": "asc"}],
-            search_after=position.after if position else None,
-            size=limit,
+            search_after=list(position.depois) if position else None,
+            size=limit + 1,
             source_includes=_FIELDS,
             track_total_hits=True,
         )
-    except ApiError as error:
-        if position is not None and error.meta.status in (400, 404):
-            raise BadRequestError("cursor inválido ou expirado.") from error
-        raise UnavailableError(INDEX_UNAVAILABLE) from error
-    except TransportError as error:
-        raise UnavailableError(INDEX_UNAVAILABLE) from error
-    found = msgspec.json.decode(body(response))
-    hits = found["hits"]["hits"]
-    data = [_vinculo(hit["_source"], filters) for hit in hits]
+    except MissingError as error:
+        if position is not None:
+            raise paging.invalid_cursor(cursor or "") from error
+        raise
+    found = _decoder.decode(body(response))
+    hits = found.hits.hits[:limit]
     next_cursor = None
-    if len(hits) == limit:
-        next_pit = found.get("pit_id", pit_id)
-        next_cursor = encode_cursor(_Cursor(next_pit, hits[-1]["sort"], _digest(filters)))
+    if len(found.hits.hits) > limit:
+        last = hits[-1]
+        next_cursor = cursors.seal(
+            paging.Cursor("socios", last.index, (str(last.sort[0]),), request_digest)
+        )
     return Pagina(
-        data=data, total=found["hits"]["total"]["value"], next_cursor=next_cursor, filtros=filters
+        data=[_vinculo(hit.source, filters) for hit in hits],
+        total=found.hits.total.value,
+        next_cursor=next_cursor,
+        filtros=filters,
     )
 
 
-def _vinculo(source: dict[str, Any], filters: Filtros) -> Vinculo:
-    situacao = source.get("situacao_cadastral") or {}
-    address = source.get("endereco") or {}
+def _vinculo(source: _Source, filters: Filtros) -> Vinculo:
+    address = source.endereco or _Endereco()
     return Vinculo(
-        cnpj=source["cnpj"],
-        razao_social=source.get("razao_social"),
-        nome_fantasia=source.get("nome_fantasia"),
-        situacao_cadastral=situacao.get("descricao"),
-        uf=address.get("uf"),
-        municipio=(address.get("municipio") or {}).get("nome"),
-        socios=_matching_partners(source, filters),
+        cnpj=source.cnpj,
+        razao_social=source.razao_social,
+        nome_fantasia=source.nome_fantasia,
+        situacao_cadastral=source.situacao_cadastral.descricao
+        if source.situacao_cadastral
+        else None,
+        uf=address.uf,
+        municipio=address.municipio.nome if address.municipio else None,
+        socios=_matching_partners(source.socios, filters),
     )

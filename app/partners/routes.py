@@ -8,6 +8,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery
 
+from app.lib.paging import Cursors
 from app.lib.responses import json_response
 from app.lookup.routes import ERRORS
 from app.lookup.service import parse_cnpj
@@ -59,6 +60,7 @@ async def company_partners(
 async def partner_companies(
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[Cursors],
     nome: FromQuery[str | None] = None,
     doc: FromQuery[str | None] = None,
     idade: FromQuery[str | None] = None,
@@ -66,4 +68,4 @@ async def partner_companies(
     cursor: FromQuery[str | None] = None,
 ) -> Response[bytes]:
     filters = check_filters(nome, doc, idade)
-    return json_response(await related(es, settings.index_alias, filters, limit, cursor))
+    return json_response(await related(es, settings.index_alias, cursors, filters, limit, cursor))

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch, TransportError
+from elasticsearch import AsyncElasticsearch
 
 from app.domain.record import Socio
 from app.domain.text import partner_key
-from app.errors import UnavailableError
 from app.lib.elastic import body
-from app.lookup.service import INDEX_UNAVAILABLE, get_company
+from app.lookup.service import get_company
 
 MAX_RELATED = 50
 """Related companies listed with the QSA; one establishment per company (the lowest order
@@ -47,8 +46,34 @@ class Quadro(msgspec.Struct, kw_only=True):
     """Companies sharing a partner; `relacionadas` lists the first 50."""
 
 
+class _Label(msgspec.Struct):
+    descricao: str | None = None
+
+
+class _Municipio(msgspec.Struct):
+    nome: str | None = None
+
+
+class _Endereco(msgspec.Struct):
+    uf: str | None = None
+    municipio: _Municipio | None = None
+
+
+class _Busca(msgspec.Struct):
+    socios_chaves: list[str] = msgspec.field(default_factory=list)
+
+
+class _Source(msgspec.Struct):
+    cnpj: str
+    razao_social: str | None = None
+    nome_fantasia: str | None = None
+    situacao_cadastral: _Label | None = None
+    endereco: _Endereco | None = None
+    busca: _Busca | None = None
+
+
 class _Hit(msgspec.Struct):
-    source: dict[str, Any] = msgspec.field(name="_source")
+    source: _Source = msgspec.field(name="_source")
 
 
 class _Total(msgspec.Struct):
@@ -87,19 +112,16 @@ async def partners(es: AsyncElasticsearch, alias: str, number: str) -> Quadro:
     related: list[Relacionada] = []
     total = 0
     if keys:
-        try:
-            response = await es.search(
-                index=alias,
-                query=related_query(list(keys), company.cnpj_basico),
-                collapse={"field": "cnpj_basico"},
-                sort=[{"cnpj": "asc"}],
-                size=MAX_RELATED,
-                source_includes=_FIELDS,
-                aggregations={"empresas": {"cardinality": {"field": "cnpj_basico"}}},
-                track_total_hits=True,
-            )
-        except TransportError as error:
-            raise UnavailableError(INDEX_UNAVAILABLE) from error
+        response = await es.search(
+            index=alias,
+            query=related_query(list(keys), company.cnpj_basico),
+            collapse={"field": "cnpj_basico"},
+            sort=[{"cnpj": "asc"}],
+            size=MAX_RELATED,
+            source_includes=_FIELDS,
+            aggregations={"empresas": {"cardinality": {"field": "cnpj_basico"}}},
+            track_total_hits=True,
+        )
         found = _search.decode(body(response))
         total = found.aggregations.empresas.value if found.aggregations else 0
         for hit in found.hits.hits:
@@ -113,18 +135,17 @@ async def partners(es: AsyncElasticsearch, alias: str, number: str) -> Quadro:
     )
 
 
-def _related(source: dict[str, Any], keys: dict[str, str]) -> Relacionada:
-    situacao = source.get("situacao_cadastral") or {}
-    address = source.get("endereco") or {}
-    shared = [
-        keys[key] for key in (source.get("busca") or {}).get("socios_chaves", []) if key in keys
-    ]
+def _related(source: _Source, keys: dict[str, str]) -> Relacionada:
+    address = source.endereco or _Endereco()
+    chaves = source.busca.socios_chaves if source.busca else []
     return Relacionada(
-        cnpj=source["cnpj"],
-        razao_social=source.get("razao_social"),
-        nome_fantasia=source.get("nome_fantasia"),
-        situacao_cadastral=situacao.get("descricao"),
-        uf=address.get("uf"),
-        municipio=(address.get("municipio") or {}).get("nome"),
-        socios_em_comum=shared,
+        cnpj=source.cnpj,
+        razao_social=source.razao_social,
+        nome_fantasia=source.nome_fantasia,
+        situacao_cadastral=source.situacao_cadastral.descricao
+        if source.situacao_cadastral
+        else None,
+        uf=address.uf,
+        municipio=address.municipio.nome if address.municipio else None,
+        socios_em_comum=[keys[key] for key in chaves if key in keys],
     )

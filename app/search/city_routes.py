@@ -9,6 +9,7 @@ from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
+from app.lib.paging import Cursors
 from app.lib.responses import json_response
 from app.search import filters as f
 from app.search.categories import Listed, listed
@@ -34,12 +35,13 @@ async def companies_by_city(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[Cursors],
 ) -> Response[bytes]:
     filters = query_filters(request)
     for name in ("municipio", "categoria"):
         if getattr(filters, name) is None:
             raise f.bad(name, f"Informe {name}.")
-    return await run(es, settings, filters, route="cidades", text=None)
+    return await run(es, settings, cursors, filters, route="cidades", text=None)
 
 
 @get(

@@ -66,6 +66,7 @@ def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
 async def run(
     es: AsyncElasticsearch,
     settings: Settings,
+    cursors: paging.Cursors,
     filters: f.Filtros,
     *,
     route: str,
@@ -90,6 +91,7 @@ async def run(
     page = await search(
         es,
         settings.index_alias,
+        cursors,
         query,
         limit=filters.limit,
         cursor=filters.cursor,
@@ -134,9 +136,10 @@ async def search_get(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[paging.Cursors],
 ) -> Response[bytes]:
     filters = query_filters(request)
-    return await run(es, settings, filters, route="search", text=filters.q, partners=True)
+    return await run(es, settings, cursors, filters, route="search", text=filters.q, partners=True)
 
 
 @post(
@@ -152,10 +155,11 @@ async def search_post(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[paging.Cursors],
 ) -> Response[bytes]:
     filters = f.from_body(await request.body())
     _refuse(filters, NOT_FOR_SEARCH, "use q")
-    return await run(es, settings, filters, route="search", text=filters.q, partners=True)
+    return await run(es, settings, cursors, filters, route="search", text=filters.q, partners=True)
 
 
 @get(
@@ -173,9 +177,10 @@ async def seek_get(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[paging.Cursors],
 ) -> Response[bytes]:
     filters = query_filters(request)
-    return await run(es, settings, filters, route="seek", text=filters.nome)
+    return await run(es, settings, cursors, filters, route="seek", text=filters.nome)
 
 
 @post(
@@ -191,10 +196,11 @@ async def seek_post(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[paging.Cursors],
 ) -> Response[bytes]:
     filters = f.from_body(await request.body())
     _refuse(filters, NOT_FOR_SEEK, "use nome")
-    return await run(es, settings, filters, route="seek", text=filters.nome)
+    return await run(es, settings, cursors, filters, route="seek", text=filters.nome)
 
 
 @get(
@@ -212,8 +218,11 @@ async def by_name(
     request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
+    cursors: NamedDependency[paging.Cursors],
 ) -> Response[bytes]:
     filters = query_filters(request)
     if filters.nome is None:
         raise f.bad("nome", "Informe nome.")
-    return await run(es, settings, filters, route="nome", text=filters.nome, trade_weight=1.5)
+    return await run(
+        es, settings, cursors, filters, route="nome", text=filters.nome, trade_weight=1.5
+    )

@@ -1,16 +1,14 @@
-"""Run a company search: one bool query, sorted by relevance, paged in a point in time."""
+"""Run a company search: one bool query, sorted by relevance, paged by signed cursors."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
-from elasticsearch import ApiError, AsyncElasticsearch, TransportError
+from elasticsearch import AsyncElasticsearch, NotFoundError
 
-from app.errors import UnavailableError
 from app.lib import paging
 from app.lib.elastic import body
-from app.lookup.service import INDEX_UNAVAILABLE
 from app.search.filters import FACETS
 
 SORT: list[dict[str, Any]] = [{"_score": "desc"}, {"cnpj": "asc"}]
@@ -118,7 +116,6 @@ class _Agg(msgspec.Struct):
 
 class _Response(msgspec.Struct):
     hits: _Hits
-    pit_id: str | None = None
     aggregations: dict[str, _Agg] | None = None
 
 
@@ -153,9 +150,14 @@ def _resultado(hit: _Hit) -> Resultado:
     )
 
 
+AFTER = tuple[float, str]
+"""Sort values of a hit: its score and its CNPJ."""
+
+
 async def search(
     es: AsyncElasticsearch,
     alias: str,
+    cursors: paging.Cursors,
     query: dict[str, Any],
     *,
     limit: int,
@@ -163,45 +165,40 @@ async def search(
     request_digest: str,
     facets: list[str],
 ) -> Pagina:
-    """One page of `query`'s hits; `cursor` continues a previous page of the same request."""
-    position = paging.decode_cursor(cursor, request_digest, len(SORT)) if cursor else None
+    """One page of `query`'s hits; `cursor` continues a previous page of the same request.
+
+    The first page reads the alias; the pages after it read the release index that served the
+    first (`app.lib.paging`), so a release swap never mixes two releases in one listing. One
+    hit beyond `limit` is asked for, so a cursor is made only when there is a next page."""
+    position: paging.Cursor[AFTER] | None = None
+    if cursor:
+        position = cursors.open(cursor, "busca", AFTER, request_digest)
+    if position is not None and not position.indice.startswith(f"{alias}-"):
+        raise paging.invalid_cursor(cursor or "")
     aggregations = {name: {"terms": {"field": FACETS[name], "size": FACET_SIZE}} for name in facets}
-    where: dict[str, Any] = (
-        {"pit": {"id": position.pit, "keep_alive": paging.KEEP_ALIVE}}
-        if position
-        else {"index": alias}
-    )
     try:
         response = await es.search(
-            **where,
+            index=position.indice if position else alias,
             query=query,
             sort=SORT,
-            search_after=position.after if position else None,
-            size=limit,
+            search_after=list(position.depois) if position else None,
+            size=limit + 1,
             source_includes=_SOURCE,
             track_total_hits=True,
             timeout=TIMEOUT,
             aggregations=aggregations or None,
         )
-        found = _decoder.decode(body(response))
-        hits = found.hits.hits
-        next_cursor = None
-        if len(hits) == limit:
-            # The first page reads the alias; the pages after it read a point in time on the
-            # index that served it, so a release swap never mixes two releases in one listing.
-            pit_id = found.pit_id or (position.pit if position else None)
-            if pit_id is None:
-                opened = await es.open_point_in_time(
-                    index=hits[-1].index, keep_alive=paging.KEEP_ALIVE
-                )
-                pit_id = msgspec.json.decode(body(opened))["id"]
-            next_cursor = paging.encode_cursor(paging.Cursor(pit_id, hits[-1].sort, request_digest))
-    except ApiError as error:
-        if position is not None and error.meta.status in (400, 404):
-            raise paging.invalid_cursor(cursor or "") from error
-        raise UnavailableError(INDEX_UNAVAILABLE) from error
-    except TransportError as error:
-        raise UnavailableError(INDEX_UNAVAILABLE) from error
+    except NotFoundError as error:
+        if position is not None and cursor:
+            raise paging.invalid_cursor(cursor) from error
+        raise
+    found = _decoder.decode(body(response))
+    hits = found.hits.hits[:limit]
+    next_cursor = None
+    if len(found.hits.hits) > limit:
+        last = hits[-1]
+        after = (float(last.sort[0]), str(last.sort[1]))
+        next_cursor = cursors.seal(paging.Cursor("busca", last.index, after, request_digest))
     counted = None
     if found.aggregations:
         counted = {
