@@ -8,6 +8,7 @@ from http import HTTPStatus
 from typing import Any
 
 import msgspec
+from elasticsearch import ApiError, TransportError
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -108,8 +109,39 @@ def internal_error_handler(
     return error_response(500, "An unexpected error occurred; it has been logged.")
 
 
+INDEX_UNAVAILABLE = "O índice de empresas não está disponível no momento."
+NO_RELEASE = "Nenhuma base de empresas foi carregada ainda."
+CATALOG_UNAVAILABLE = "O catálogo de CNAEs e municípios não está disponível no momento."
+ELASTIC_RETRY_AFTER = "5"
+
+
+def elastic_failure(
+    error: ApiError | TransportError, what: str = INDEX_UNAVAILABLE
+) -> UnavailableError:
+    """The one answer to Elasticsearch failing, for every feature and face: 503 with
+    `Retry-After`. A missing index means no release was loaded (for the catalog, that it is
+    gone); a refused query (400) is a bug of ours and is logged as one; the cluster being busy
+    (429), down or slow is the usual case."""
+    status = error.meta.status if isinstance(error, ApiError) else None
+    if status == 404 and what == INDEX_UNAVAILABLE:
+        what = NO_RELEASE
+    if status == 400:
+        log.error("Elasticsearch refused a query: %s", error)
+    else:
+        log.warning("Elasticsearch failed: %s", type(error).__name__)
+    return UnavailableError(what, headers={"Retry-After": ELASTIC_RETRY_AFTER})
+
+
+def elastic_error_handler(
+    request: Request[Any, Any, Any], error: ApiError | TransportError
+) -> Response[ErrorBody]:
+    return app_error_handler(request, elastic_failure(error))
+
+
 HANDLERS = {
     AppError: app_error_handler,
+    ApiError: elastic_error_handler,
+    TransportError: elastic_error_handler,
     HTTPException: http_error_handler,
     Exception: internal_error_handler,
 }

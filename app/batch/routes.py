@@ -9,6 +9,7 @@ from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
+from app.auth.middleware import charge
 from app.batch.service import Lote, lookup_batch, parse_body
 from app.errors import ErrorBody
 from app.lib.responses import json_response
@@ -19,10 +20,12 @@ from app.settings import Settings
     ["/v1/cnpj/lote", "/cnpj/lote"],
     summary="Batch lookup",
     description=(
-        'Body: a JSON array of CNPJs, or `{"cnpjs": [...]}`, at most 100 items. Each item is '
-        "answered on its own (`encontrado`, `nao_encontrado`, `invalido` with the reason), in "
-        "input order; one bad item never fails the batch. The same CNPJ twice (formatted or "
-        "not) is a 400 naming it and its positions."
+        'Body: a JSON array of CNPJs, or `{"cnpjs": [...]}`, at most 100 items. The call counts '
+        "one request per item in the plan's window (`X-RateLimit-Cost`); a batch larger than "
+        "the whole window is a 403. Each item is answered on its own (`encontrado`, "
+        "`nao_encontrado`, `invalido` with the reason), in input order; one bad item never "
+        "fails the batch. The same CNPJ twice (formatted or not) is a 400 naming it and its "
+        "positions."
     ),
     responses={
         200: ResponseSpec(data_container=Lote, generate_examples=False, description="Results"),
@@ -42,4 +45,5 @@ async def batch_lookup(
     settings: NamedDependency[Settings],
 ) -> Response[bytes]:
     inputs = parse_body(await request.body())
+    await charge(request, len(inputs))
     return json_response(await lookup_batch(es, settings.index_alias, inputs))

@@ -10,7 +10,8 @@ from elasticsearch import AsyncElasticsearch
 from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError
-from app.lookup.service import fetch_companies
+from app.lib.body import decode
+from app.lookup.service import find_companies
 
 MAX_ITEMS = 100
 """Largest batch accepted; bigger lists get 400."""
@@ -37,10 +38,7 @@ class Lote(msgspec.Struct, kw_only=True):
 
 def parse_body(body: bytes) -> list[Any]:
     """The list of inputs from a JSON array or `{"cnpjs": [...]}`; 400 for anything else."""
-    try:
-        decoded = msgspec.json.decode(body)
-    except msgspec.DecodeError as error:
-        raise BadRequestError("O corpo da requisição não é JSON válido.") from error
+    decoded = decode(body)
     if isinstance(decoded, dict):
         try:
             decoded = msgspec.convert(decoded, LoteEntrada).cnpjs
@@ -91,7 +89,7 @@ async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) ->
     _refuse_duplicates(items)
     found: dict[str, Empresa] = {}
     if wanted:
-        companies = await fetch_companies(es, alias, list(wanted))
+        companies = await find_companies(es, alias, list(wanted))
         found = {company.cnpj: company for company in companies}
     for item in items:
         if item.status == "" and item.cnpj is not None:

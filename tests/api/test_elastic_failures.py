@@ -1,0 +1,85 @@
+"""Elasticsearch failing answers every feature with the same JSON 503 and `Retry-After`: one
+mapping (`app.errors.elastic_failure`), whatever the client raised (a transport error or an
+API error such as a closed index or a refused query)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from tests.conftest import SERPRO, Server, serving, stored
+
+FEATURES = [
+    ("GET", f"/v1/cnpj/{SERPRO}", None),
+    ("GET", f"/v1/cnpj/contato/{SERPRO}", None),
+    ("GET", f"/v1/sintegra/{SERPRO}", None),
+    ("GET", f"/v1/socios/{SERPRO}", None),
+    ("GET", "/v1/socios/relacionados?nome=maria", None),
+    ("GET", "/v1/search?q=serpro", None),
+    ("GET", "/v1/seek?uf=DF", None),
+    ("GET", "/v1/nome?nome=serpro", None),
+    ("GET", "/v1/seek/cidades?municipio=9701&categoria=restaurantes", None),
+    ("GET", "/v1/search/cnae?query=padaria", None),
+    ("GET", "/v1/search/cidade?query=brasilia", None),
+    ("POST", "/v1/cnpj/lote", [SERPRO]),
+]
+
+
+def assert_unavailable(server: Server, method: str, path: str, body: object) -> None:
+    with server.client() as client:
+        response = client.request(method, path, json=body)
+    assert response.status_code == 503, (path, response.text)
+    assert response.json()["error"] == "Service Unavailable"
+    assert int(response.headers["Retry-After"]) > 0
+
+
+@pytest.fixture(scope="module")
+def closed(es: Elasticsearch, peer_alias: str) -> Iterator[Server]:
+    """An alias (and catalog alias) whose indices are closed: every search is an API error."""
+    alias = f"test-closed-{uuid.uuid4().hex[:8]}"
+    index, catalog = f"{alias}-00000000000000000001", f"{alias}-00000000000000000001-ref"
+    for name, target in ((index, alias), (catalog, f"{alias}-ref")):
+        es.indices.create(index=name, aliases={target: {}})
+        es.indices.close(index=name)
+    with serving(alias) as server:
+        yield server
+    es.indices.delete(index=[index, catalog])
+
+
+@pytest.mark.parametrize(("method", "path", "body"), FEATURES)
+def test_closed_index_every_feature_503(
+    closed: Server, method: str, path: str, body: object
+) -> None:
+    assert_unavailable(closed, method, path, body)
+
+
+@pytest.fixture(scope="module")
+def refusing(es: Elasticsearch, peer_alias: str) -> Iterator[Server]:
+    """A release where the record is found but the partners' related-company query is
+    refused by Elasticsearch (`cnpj_basico` mapped as text: no collapse on it)."""
+    alias = f"test-refusing-{uuid.uuid4().hex[:8]}"
+    index = f"{alias}-00000000000000000001"
+    es.indices.create(
+        index=index,
+        mappings={
+            "dynamic": False,
+            "properties": {"cnpj": {"type": "keyword"}, "cnpj_basico": {"type": "text"}},
+        },
+        aliases={alias: {}},
+    )
+    source = stored(es, peer_alias, SERPRO)
+    assert source is not None
+    assert source["socios"]
+    es.index(index=index, document=source, refresh=True)
+    with serving(alias) as server:
+        yield server
+    es.indices.delete(index=index)
+
+
+def test_partners_api_error_503_lookup_still_served(refusing: Server) -> None:
+    with refusing.client() as client:
+        assert client.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+    assert_unavailable(refusing, "GET", f"/v1/socios/{SERPRO}", None)
