@@ -16,7 +16,7 @@ import secrets
 
 PREFIX = "cnpj"
 KEY_SHAPE = re.compile(r"cnpj_([0-9a-f]{8})_[A-Za-z0-9_-]{43}")
-CODE_DIGITS = 6
+CODE_DIGITS = 8
 MIN_SECRET = 32
 
 

@@ -25,6 +25,21 @@ def code_message(sender: str, to: str, nome: str, code: str, minutes: int) -> Em
     return message
 
 
+def admin_message(sender: str, to: str, nome: str) -> EmailMessage:
+    """The answer to a code asked for an administrator account: no code, and why."""
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = "Pedido de código de acesso"
+    message.set_content(
+        f"Olá, {nome}.\n\n"
+        "Alguém pediu um código de acesso à API para este e-mail. Ele pertence a uma conta de "
+        "administrador, que não recebe chaves por código: use `registry-admin "
+        "create-admin-key` no servidor.\n\nSe você não fez este pedido, ignore esta mensagem.\n"
+    )
+    return message
+
+
 def _send(settings: Settings, message: EmailMessage) -> None:
     with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=SMTP_TIMEOUT) as smtp:
         if settings.smtp_starttls:

@@ -58,6 +58,8 @@ class Codigo(msgspec.Struct, kw_only=True):
     usado: bool
 
 
+_TODAY = "(now() AT TIME ZONE 'UTC')::date"
+"""Today, in UTC: the day of the bootstrap's daily counters, whatever the server's zone."""
 _CHAVE = "id, rotulo, allowlist::text[] AS allowlist, criada_em, ultimo_uso, revogada_em"
 
 
@@ -195,10 +197,55 @@ async def lock_code(conn: AsyncConnection, email: str) -> Codigo | None:
 
 
 async def count_failure(conn: AsyncConnection, email: str) -> None:
+    """A wrong code: one more attempt on the code, and one more on the e-mail's day."""
     await conn.execute(
         "UPDATE codigos_email SET tentativas = tentativas + 1 WHERE email = %s", (email,)
+    )
+    await conn.execute(
+        f"""
+        INSERT INTO bootstrap_diario (email, dia, falhas) VALUES (%s, {_TODAY}, 1)
+        ON CONFLICT (email, dia) DO UPDATE SET falhas = bootstrap_diario.falhas + 1
+        """,  # noqa: S608 - a constant expression, no caller text
+        (email,),
     )
 
 
 async def mark_used(conn: AsyncConnection, email: str) -> None:
     await conn.execute("UPDATE codigos_email SET usado_em = now() WHERE email = %s", (email,))
+
+
+async def lock_account(conn: AsyncConnection, conta_id: int) -> None:
+    """Locks the account's row for this transaction (key creation counts keys under it)."""
+    await conn.execute("SELECT 1 FROM contas WHERE id = %s FOR UPDATE", (conta_id,))
+
+
+async def active_keys(conn: AsyncConnection, conta_id: int) -> int:
+    cursor = await conn.execute(
+        "SELECT count(*) FROM chaves WHERE conta_id = %s AND revogada_em IS NULL", (conta_id,)
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def count_code_sent(conn: AsyncConnection, email: str) -> int:
+    """Counts one more code sent to the e-mail today (UTC); returns today's count."""
+    cursor = await conn.execute(
+        f"""
+        INSERT INTO bootstrap_diario (email, dia, codigos) VALUES (%s, {_TODAY}, 1)
+        ON CONFLICT (email, dia) DO UPDATE SET codigos = bootstrap_diario.codigos + 1
+        RETURNING codigos
+        """,  # noqa: S608 - a constant expression, no caller text
+        (email,),
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def failures_today(conn: AsyncConnection, email: str) -> int:
+    """Wrong codes tried for the e-mail today (UTC), locked for this transaction."""
+    cursor = await conn.execute(
+        f"SELECT falhas FROM bootstrap_diario WHERE email = %s AND dia = {_TODAY} FOR UPDATE",  # noqa: S608
+        (email,),
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0

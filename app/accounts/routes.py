@@ -27,8 +27,8 @@ from app.accounts.service import (
     Verificacao,
 )
 from app.auth.access import NO_TOKEN, Access
+from app.auth.gate import Gate
 from app.auth.guards import identity, require_admin
-from app.auth.middleware import Gate
 from app.errors import BadRequestError, ConflictError, NotFoundError
 from app.settings import Settings
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+from datetime import UTC, datetime, time, timedelta
 from typing import Annotated
 
 import msgspec
@@ -17,16 +18,24 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.accounts import keys, mail, repository
 from app.accounts.repository import Chave, Conta, Network
-from app.errors import BadRequestError, TooManyRequestsError
+from app.errors import BadRequestError, ConflictError, TooManyRequestsError
 from app.ratelimit.limiter import RateLimiter
 from app.settings import Settings
 
 CODE_TTL = 600
 MAX_ATTEMPTS = 5
+"""Wrong tries a code survives."""
 EMAIL_LIMIT = 3
 """Codes sent to one e-mail address per `EMAIL_WINDOW` seconds."""
 EMAIL_WINDOW = 600
+DAILY_CODES = 10
+"""Codes sent to one e-mail address per day (UTC)."""
+DAILY_FAILURES = 10
+"""Wrong codes tried for one e-mail address per day (UTC), whatever the code: asking for a new
+code does not give more tries."""
 MAX_ALLOWLIST = 100
+MAX_ACTIVE_KEYS = 20
+"""Keys an account may hold at once (revoked ones do not count)."""
 INVALID_CODE = "Código inválido, expirado, já usado ou bloqueado; peça um novo."
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -84,15 +93,25 @@ def parse_allowlist(values: list[str]) -> list[Network]:
 async def issue_key(
     conn: AsyncConnection, secret: bytes, conta_id: int, rotulo: str, allowlist: list[Network]
 ) -> ChaveCriada:
-    """A new key for the account; only its keyed hash is stored."""
-    while True:
-        key_id, key = keys.new_key()
-        chave = await repository.insert_key(
-            conn, key_id=key_id, conta_id=conta_id, rotulo=rotulo,
-            digest=keys.digest(secret, key), allowlist=allowlist,
-        )  # fmt: skip
-        if chave is not None:
-            return ChaveCriada(chave=chave, api_key=key)
+    """A new key for the account; only its keyed hash is stored. 409 when the account already
+    holds `MAX_ACTIVE_KEYS` (the count is taken under a lock of the account's row, so
+    concurrent requests cannot pass it together)."""
+    async with conn.transaction():
+        await repository.lock_account(conn, conta_id)
+        if await repository.active_keys(conn, conta_id) >= MAX_ACTIVE_KEYS:
+            raise ConflictError(
+                f"Esta conta já tem {MAX_ACTIVE_KEYS} chaves ativas: revogue uma antes de criar "
+                "outra.",
+                details={"maximo": MAX_ACTIVE_KEYS},
+            )
+        while True:
+            key_id, key = keys.new_key()
+            chave = await repository.insert_key(
+                conn, key_id=key_id, conta_id=conta_id, rotulo=rotulo,
+                digest=keys.digest(secret, key), allowlist=allowlist,
+            )  # fmt: skip
+            if chave is not None:
+                return ChaveCriada(chave=chave, api_key=key)
 
 
 async def ensure_account(
@@ -117,7 +136,7 @@ class Inicio(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class Verificacao(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     email: Email
-    codigo: Annotated[str, msgspec.Meta(pattern=r"^[0-9]{6}$")]
+    codigo: Annotated[str, msgspec.Meta(pattern=rf"^[0-9]{{{keys.CODE_DIGITS}}}$")]
 
 
 class TokenEmitido(msgspec.Struct, kw_only=True):
@@ -130,7 +149,11 @@ async def start_bootstrap(
     pool: AsyncConnectionPool, limiter: RateLimiter, settings: Settings, body: Inicio
 ) -> None:
     """Sends a fresh code to the e-mail. The same steps run whether or not the address already
-    has an account, so the answer reveals nothing about it."""
+    has an account, so the answer reveals nothing about it. An administrator account gets no
+    code (its keys come from `registry-admin` only): its owner is told so by e-mail instead.
+
+    The code is stored in the same transaction that counts it, committed only once the SMTP
+    server has taken the message: a code that was never sent never replaces the previous one."""
     email = normal_email(body.email)
     telefone = normal_phone(body.telefone)
     bucket = "email:" + hashlib.sha256(email.encode()).hexdigest()[:32]
@@ -141,27 +164,53 @@ async def start_bootstrap(
             headers={"Retry-After": str(decision.retry_after)},
         )
     secret = keys.check_secret(settings.api_key_secret)
-    code = keys.new_code()
-    async with pool.connection() as conn:
-        await repository.save_code(
-            conn, email=email, nome=body.nome.strip(), telefone=telefone,
-            digest=keys.code_digest(secret, email, code), ttl=CODE_TTL,
-        )  # fmt: skip
-    message = mail.code_message(settings.smtp_sender, email, body.nome, code, CODE_TTL // 60)
-    await mail.send(settings, message)
+    async with pool.connection() as conn, conn.transaction():
+        if await repository.count_code_sent(conn, email) > DAILY_CODES:
+            raise TooManyRequestsError(
+                f"Limite de {DAILY_CODES} códigos por dia para este e-mail atingido.",
+                headers={"Retry-After": str(_seconds_to_midnight())},
+            )
+        account = await repository.find_account(conn, email)
+        if account is not None and account.papel == "admin":
+            message = mail.admin_message(settings.smtp_sender, email, body.nome)
+        else:
+            code = keys.new_code()
+            await repository.save_code(
+                conn, email=email, nome=body.nome.strip(), telefone=telefone,
+                digest=keys.code_digest(secret, email, code), ttl=CODE_TTL,
+            )  # fmt: skip
+            message = mail.code_message(
+                settings.smtp_sender, email, body.nome, code, CODE_TTL // 60
+            )
+        await mail.send(settings, message)
+
+
+def _seconds_to_midnight() -> int:
+    now = datetime.now(UTC)
+    midnight = datetime.combine(now.date() + timedelta(days=1), time(), UTC)
+    return max(int((midnight - now).total_seconds()), 1)
 
 
 async def verify_bootstrap(
     pool: AsyncConnectionPool, settings: Settings, body: Verificacao
 ) -> TokenEmitido:
     """Checks the code once; a right code creates the account (Starter plan) if needed and
-    releases a new key. A wrong one counts an attempt; after `MAX_ATTEMPTS` the code is dead."""
+    releases a new key. A wrong one counts an attempt on the code and on the e-mail's day:
+    after `MAX_ATTEMPTS` the code is dead, after `DAILY_FAILURES` every code of the address is,
+    until the next day. Never a key for an administrator account."""
     email = normal_email(body.email)
     secret = keys.check_secret(settings.api_key_secret)
     issued: ChaveCriada | None = None
     async with pool.connection() as conn, conn.transaction():
+        failures = await repository.failures_today(conn, email)
         code = await repository.lock_code(conn, email)
-        if code is None or code.usado or code.expirado or code.tentativas >= MAX_ATTEMPTS:
+        if (
+            code is None
+            or code.usado
+            or code.expirado
+            or code.tentativas >= MAX_ATTEMPTS
+            or failures >= DAILY_FAILURES
+        ):
             raise BadRequestError(INVALID_CODE)
         if not keys.code_matches(secret, email, body.codigo, code.hash):
             await repository.count_failure(conn, email)
@@ -171,7 +220,8 @@ async def verify_bootstrap(
                 conn, nome=code.nome, email=email, telefone=code.telefone,
                 plano="starter", papel="usuario",
             )  # fmt: skip
-            issued = await issue_key(conn, secret, conta.id, "mcp", [])
+            if conta.papel != "admin":
+                issued = await issue_key(conn, secret, conta.id, "mcp", [])
     if issued is None:
         raise BadRequestError(INVALID_CODE)
     return TokenEmitido(api_key=issued.api_key, mcp_url=settings.public_url.rstrip("/") + "/mcp")

@@ -18,9 +18,12 @@ from aiosmtpd.controller import Controller
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import Server, _free_port
+from app.accounts.keys import CODE_DIGITS
+from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS
+from tests.conftest import MakeKey, Server, _free_port
 from tests.strategies import json_values
 
+CODE = re.compile(rf"\b(\d{{{CODE_DIGITS}}})\b")
 START = "/api/mcp/auth/start"
 VERIFY = "/api/mcp/auth/verify"
 PUBLIC_URL = "https://registry.example.test"
@@ -32,23 +35,30 @@ class Inbox:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.port = _free_port()
+        self.refused: set[str] = set()
+        """Recipients whose messages the server refuses."""
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        if self.refused & set(envelope.rcpt_tos):
+            return "554 5.7.1 Message refused"
         self.messages.append(message_from_bytes(envelope.content))
         return "250 OK"
 
-    def code_for(self, email: str, timeout: float = 10) -> str:
+    def message_for(self, email: str, timeout: float = 10) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for message in reversed(self.messages):
                 if message["To"] == email:
                     body = message.get_payload(decode=True)
                     assert isinstance(body, bytes)
-                    found = re.search(r"\b(\d{6})\b", body.decode())
-                    assert found
-                    return found.group(1)
+                    return body.decode()
             time.sleep(0.05)
         raise AssertionError(f"no message for {email}")
+
+    def code_for(self, email: str, timeout: float = 10) -> str:
+        found = CODE.search(self.message_for(email, timeout))
+        assert found
+        return found.group(1)
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +80,8 @@ def server(peer_alias: str, inbox: Inbox, database: str) -> Iterator[Server]:
     for message in inbox.messages:  # no code ever reaches the log
         body = message.get_payload(decode=True)
         assert isinstance(body, bytes)
-        code = re.search(r"\b(\d{6})\b", body.decode())
-        assert code
-        assert f"{code.group(1)}" not in log
+        code = CODE.search(body.decode())
+        assert code is None or code.group(1) not in log
 
 
 _addresses = (f"127.0.{a}.{b}" for a, b in itertools.product(range(10, 250), range(1, 250)))
@@ -81,6 +90,11 @@ _addresses = (f"127.0.{a}.{b}" for a, b in itertools.product(range(10, 250), ran
 def caller(server: Server) -> httpx.Client:
     """A client from a loopback address no other test uses: a per-IP window of its own."""
     return server.client(next(_addresses), headers={})
+
+
+def _other(code: str) -> str:
+    """A well-formed code that is not `code`."""
+    return f"{(int(code) + 1) % 10**CODE_DIGITS:0{CODE_DIGITS}d}"
 
 
 def _email() -> str:
@@ -127,7 +141,7 @@ def test_bootstrap_code_locked_after_five_wrong_tries(server: Server, inbox: Inb
     with caller(server) as client:
         client.post(START, json={"nome": "Caio", "email": email, "telefone": ""})
         code = inbox.code_for(email)
-        wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+        wrong = _other(code)
         for _ in range(5):
             assert client.post(VERIFY, json={"email": email, "codigo": wrong}).status_code == 400
         assert client.post(VERIFY, json={"email": email, "codigo": code}).status_code == 400
@@ -165,7 +179,7 @@ fields = st.fixed_dictionaries(
     {},
     optional={"nome": json_values | st.text(max_size=300), "email": json_values | st.emails(),
               "telefone": json_values | st.text("0123456789 ()-+", max_size=20),
-              "codigo": json_values | st.text("0123456789", min_size=5, max_size=7)},
+              "codigo": json_values | st.text("0123456789", min_size=7, max_size=9)},
 )  # fmt: skip
 
 
@@ -182,3 +196,100 @@ def test_bootstrap_raw_bytes_never_500(server: Server, raw: bytes) -> None:
     with caller(server) as client:
         response = client.post(VERIFY, content=raw, headers={"content-type": "application/json"})
     assert response.status_code == 400
+
+
+def _start(server: Server, email: str) -> httpx.Response:
+    with caller(server) as client:
+        return client.post(START, json={"nome": "Gil", "email": email, "telefone": ""})
+
+
+def _verify(server: Server, email: str, code: str) -> httpx.Response:
+    with caller(server) as client:
+        return client.post(VERIFY, json={"email": email, "codigo": code})
+
+
+def test_bootstrap_admin_account_gets_no_code_and_no_key(
+    server: Server, inbox: Inbox, make_key: MakeKey, database: str
+) -> None:
+    admin = make_key(papel="admin")
+    with psycopg.connect(database) as conn:
+        row = conn.execute("SELECT email FROM contas WHERE id = %s", (admin.conta_id,)).fetchone()
+    assert row is not None
+    email = row[0]
+    assert _start(server, email).status_code == 202  # the same answer as for anyone
+    message = inbox.message_for(email)
+    assert CODE.search(message) is None
+    assert "administrador" in message
+    assert _verify(server, email, "0" * CODE_DIGITS).status_code == 400
+
+
+def test_bootstrap_code_of_account_turned_admin_releases_no_key(
+    server: Server, inbox: Inbox, database: str
+) -> None:
+    """A code asked before the address became an administrator's is worth nothing after."""
+    email = _email()
+    assert _start(server, email).status_code == 202
+    code = inbox.code_for(email)
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "INSERT INTO contas (nome, email, plano, papel) VALUES ('Adm', %s, 'enterprise', "
+            "'admin')",
+            (email,),
+        )
+    refused = _verify(server, email, code)
+    assert refused.status_code == 400
+    with psycopg.connect(database) as conn:
+        keys = conn.execute(
+            "SELECT count(*) FROM chaves k JOIN contas c ON c.id = k.conta_id WHERE c.email = %s",
+            (email,),
+        ).fetchone()
+    assert keys == (0,)
+    assert _verify(server, email, code).status_code == 400  # the code is spent
+
+
+def test_bootstrap_wrong_tries_capped_per_day_across_new_codes(
+    server: Server, inbox: Inbox
+) -> None:
+    """Asking for a new code does not give new tries: after `DAILY_FAILURES` wrong codes in a
+    day, even the right code is refused."""
+    email = _email()
+    for _ in range(DAILY_FAILURES // MAX_ATTEMPTS):
+        assert _start(server, email).status_code == 202
+        code = inbox.code_for(email)
+        for _ in range(MAX_ATTEMPTS):
+            assert _verify(server, email, _other(code)).status_code == 400
+        inbox.messages.clear()
+    assert _start(server, email).status_code == 202
+    fresh = inbox.code_for(email)
+    assert _verify(server, email, fresh).status_code == 400
+
+
+def test_bootstrap_daily_code_cap_429(server: Server, inbox: Inbox, database: str) -> None:
+    email = _email()
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "INSERT INTO bootstrap_diario (email, dia, codigos) "
+            "VALUES (%s, (now() AT TIME ZONE 'UTC')::date, %s)",
+            (email, DAILY_CODES),
+        )
+    refused = _start(server, email)
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 86400
+    assert not [m for m in inbox.messages if m["To"] == email]
+
+
+def test_bootstrap_code_kept_when_mail_refused(server: Server, inbox: Inbox) -> None:
+    """A new code is stored only once the SMTP server took it: a refused e-mail leaves the
+    code the user already has working."""
+    email = _email()
+    assert _start(server, email).status_code == 202
+    code = inbox.code_for(email)
+    inbox.refused.add(email)
+    try:
+        failed = _start(server, email)
+    finally:
+        inbox.refused.discard(email)
+    assert failed.status_code == 503
+    assert int(failed.headers["Retry-After"]) > 0
+    verified = _verify(server, email, code)
+    assert verified.status_code == 200, verified.text

@@ -41,9 +41,9 @@ def test_check_secret_short_refused() -> None:
         keys.check_secret("short")
 
 
-def test_code_six_digits_bound_to_email() -> None:
+def test_code_eight_digits_bound_to_email() -> None:
     code = keys.new_code()
-    assert len(code) == 6
+    assert len(code) == 8
     assert code.isdigit()
     stored = keys.code_digest(SECRET, "a@example.com", code)
     assert keys.code_matches(SECRET, "a@example.com", code, stored)
