@@ -29,12 +29,16 @@ from app.accounts.routes import (
 from app.audit.routes import audit_log, my_usage
 from app.audit.writer import AuditWriter
 from app.auth.access import BEARER, BEARER_SCHEME
-from app.auth.middleware import AccessMiddleware, Gate
+from app.auth.address import parse_networks
+from app.auth.gate import Gate
+from app.auth.middleware import AccessMiddleware
 from app.batch.routes import batch_lookup
 from app.catalog.routes import city_autocomplete, cnae_autocomplete
 from app.errors import HANDLERS
+from app.lib.body import SafeRequest
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
+from app.lib.paging import Cursors
 from app.lookup.routes import contacts, lookup_cnpj
 from app.partners.routes import company_partners, partner_companies
 from app.ratelimit.limiter import RateLimiter
@@ -67,9 +71,14 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)
     audit = AuditWriter(pool)
     gate = Gate(
-        pool, RateLimiter(redis, settings.redis_prefix), audit, secret, settings.refused_limit
+        pool,
+        RateLimiter(redis, settings.redis_prefix),
+        audit,
+        secret,
+        refused_limit=settings.refused_limit,
+        trusted_proxies=tuple(parse_networks(settings.trusted_proxies)),
     )
-    app.state.update(es=es, pool=pool, redis=redis, gate=gate)
+    app.state.update(es=es, pool=pool, redis=redis, gate=gate, cursors=Cursors(secret))
     audit.start()
     try:
         yield
@@ -92,6 +101,7 @@ def _from_state(key: str) -> Callable[[State], Any]:
 def create_app(settings: Settings | None = None, *, protected: bool = True) -> Litestar:
     """The app. `protected=False` drops the access middleware (Bearer keys, rate limits,
     audit); only the benchmark uses it, to measure what that layer costs."""
+    settings = settings or get_settings()
     return Litestar(
         route_handlers=[
             lookup_cnpj,
@@ -122,11 +132,13 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             my_usage,
         ],
         lifespan=[lifespan],
-        state=State({"settings": settings or get_settings()}),
+        state=State({"settings": settings}),
         dependencies={
             key: Provide(_from_state(key), sync_to_thread=False)
-            for key in ("es", "pool", "redis", "settings", "gate")
+            for key in ("es", "pool", "redis", "settings", "gate", "cursors")
         },
+        request_class=SafeRequest,
+        request_max_body_size=settings.max_body_size,
         middleware=[AccessMiddleware()] if protected else [],
         guards=[reject_unknown_query],
         exception_handlers=HANDLERS,  # type: ignore[arg-type]

@@ -185,6 +185,36 @@ class Empresa(_Cabecalho, frozen=True, kw_only=True):
     """Content hash of every other field: equal hashes mean an unchanged record."""
 
 
+RESTRICTED = ("contato", "socios", "inscricoes_estaduais")
+"""Parts of the record that need a key: the same data `/cnpj/contato`, `/socios` and
+`/sintegra` serve only to key holders."""
+
+
+class EmpresaPublica(_Cabecalho, frozen=True, kw_only=True):
+    """The record as a caller without a key reads it (the anonymous try-out): everything but
+    contacts, partners and state registrations, which `restrito` names."""
+
+    cnaes_secundarios: list[Cnae]
+    endereco: Endereco
+    simples: Opcao | None
+    mei: Opcao | None
+    situacao_especial: SituacaoEspecial | None
+    hash: str = ""
+    """The content hash of the whole record, as in `Empresa`."""
+    restrito: list[str] = msgspec.field(default_factory=lambda: list(RESTRICTED))
+    """Fields left out without a key; send `Authorization: Bearer <API_KEY>` to read them."""
+
+
+def public_view(company: Empresa) -> EmpresaPublica:
+    """`company` without the parts that need a key."""
+    fields = {
+        name: getattr(company, name)
+        for name in EmpresaPublica.__struct_fields__
+        if name != "restrito"
+    }
+    return EmpresaPublica(**fields)
+
+
 class CnaeSecundario(msgspec.Struct, frozen=True, kw_only=True):
     """A secondary activity as the index stores it: its hierarchy and flags follow from the
     code (`app.domain.cnae.activity`)."""

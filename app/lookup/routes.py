@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from elasticsearch import AsyncElasticsearch
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
 from app.auth.access import TOKEN_OPTIONAL, Access
-from app.domain.record import Contato, Empresa
+from app.auth.middleware import access
+from app.domain.record import Contato, Empresa, EmpresaPublica, public_view
 from app.errors import ErrorBody
 from app.lib.responses import json_response
 from app.lookup.service import get_company, parse_cnpj
@@ -38,11 +41,15 @@ ERRORS = {
     summary="Company record by CNPJ",
     description=(
         "Full record of one establishment. Accepts 14 characters with or without punctuation "
-        "(`33683111000280`, `33.683.111/0002-80`) and alphanumeric CNPJs (`12ABC34501DE35`)."
+        "(`33683111000280`, `33.683.111/0002-80`) and alphanumeric CNPJs (`12ABC34501DE35`). "
+        "Without a key (3 per minute per IP address) the answer leaves out `contato`, `socios` "
+        "and `inscricoes_estaduais`, which `restrito` names (`EmpresaPublica`)."
     ),
     responses={
         200: ResponseSpec(
-            data_container=Empresa, generate_examples=False, description="The record"
+            data_container=Empresa | EmpresaPublica,  # type: ignore[arg-type]
+            generate_examples=False,
+            description="The record (with a key) or its public part (without one)",
         ),
         **ERRORS,
     },
@@ -51,12 +58,16 @@ ERRORS = {
     tags=["CNPJ"],
 )
 async def lookup_cnpj(
+    request: Request[Any, Any, Any],
     cnpj: FromPath[str],
     es: NamedDependency[AsyncElasticsearch],
     settings: NamedDependency[Settings],
 ) -> Response[bytes]:
     number = parse_cnpj(cnpj.strip("/"))
-    return json_response(await get_company(es, settings.index_alias, number))
+    company = await get_company(es, settings.index_alias, number)
+    state = access(request)
+    anonymous = state is not None and state.caller.identity is None
+    return json_response(public_view(company) if anonymous else company)
 
 
 class ContatoEmpresa(Contato, frozen=True, kw_only=True):

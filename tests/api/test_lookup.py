@@ -127,3 +127,26 @@ def test_unknown_query_parameter_400_names_it(api: httpx.Client, path: str) -> N
     body = _assert_error(api.get(path, params={"formato": "x", "b": "1"}), 400, "Bad Request")
     assert body["details"]["desconhecidos"] == ["b", "formato"]  # type: ignore[index]
     assert "formato" in str(body["message"])
+
+
+def test_lookup_without_key_leaves_out_what_needs_a_key(api_server: Server) -> None:
+    """The anonymous try-out reads the public registry record; contacts, partners and state
+    registrations (what `/cnpj/contato`, `/socios` and `/sintegra` keep behind a key) are
+    named in `restrito` instead."""
+    with api_server.client("127.0.4.1", headers={}) as anonymous:
+        response = anonymous.get(f"/v1/cnpj/{SERPRO}")
+        assert anonymous.get(f"/v1/cnpj/contato/{SERPRO}").status_code == 401
+        assert anonymous.get(f"/v1/sintegra/{SERPRO}").status_code == 401
+        assert anonymous.get(f"/v1/socios/{SERPRO}").status_code == 401
+    assert response.status_code == 200
+    public = response.json()
+    assert public["restrito"] == ["contato", "socios", "inscricoes_estaduais"]
+    for field in public["restrito"]:
+        assert field not in public
+    with api_server.client() as keyed:
+        full = keyed.get(f"/v1/cnpj/{SERPRO}").json()
+    assert "restrito" not in full
+    assert full["socios"]
+    shared = {name: value for name, value in full.items() if name in public}
+    assert shared == {name: public[name] for name in shared}
+    assert set(full) - set(public) == set(public["restrito"])
