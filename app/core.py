@@ -34,6 +34,7 @@ from app.auth.gate import Gate
 from app.auth.middleware import AccessMiddleware
 from app.batch.routes import batch_lookup
 from app.catalog.routes import city_autocomplete, cnae_autocomplete
+from app.context import Backends
 from app.errors import HANDLERS
 from app.lib.body import SafeRequest
 from app.lib.elastic import create_client
@@ -78,7 +79,10 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         refused_limit=settings.refused_limit,
         trusted_proxies=tuple(parse_networks(settings.trusted_proxies)),
     )
-    app.state.update(es=es, pool=pool, redis=redis, gate=gate, cursors=Cursors(secret))
+    backends = Backends(
+        es=es, pool=pool, redis=redis, settings=settings, cursors=Cursors(secret), gate=gate
+    )
+    app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends)
     audit.start()
     try:
         yield
@@ -135,7 +139,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
         state=State({"settings": settings}),
         dependencies={
             key: Provide(_from_state(key), sync_to_thread=False)
-            for key in ("es", "pool", "redis", "settings", "gate", "cursors")
+            for key in ("es", "pool", "redis", "settings", "gate", "backends")
         },
         request_class=SafeRequest,
         request_max_body_size=settings.max_body_size,

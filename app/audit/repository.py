@@ -19,7 +19,10 @@ class Chamada(msgspec.Struct, kw_only=True, frozen=True):
     chave_id: str
     metodo: str
     rota: str
-    """The route's path template (or the tool, for the agent interface)."""
+    """The face: the REST route's path template, or `/mcp` for the agent interface."""
+    operacao: str | None = None
+    """The service operation the call ran (`consultar_cnpj`, `buscar_empresas`...); null for
+    calls that ran none (key management, refused calls)."""
     caminho: str
     ip: str | None
     user_agent: str
@@ -44,14 +47,16 @@ class Registro(Chamada, kw_only=True, frozen=True):
 class Filtro(msgspec.Struct, kw_only=True, frozen=True):
     chave: str | None = None
     rota: str | None = None
+    operacao: str | None = None
     status: int | None = None
     desde: datetime | None = None
     ate: datetime | None = None
 
 
 _INSERT = """
-INSERT INTO auditoria (chave_id, metodo, rota, caminho, ip, user_agent, status, em, unidades)
-VALUES (%s, %s, %s, %s, %s::inet, %s, %s, %s, %s)
+INSERT INTO auditoria
+    (chave_id, metodo, rota, operacao, caminho, ip, user_agent, status, em, unidades)
+VALUES (%s, %s, %s, %s, %s, %s::inet, %s, %s, %s, %s)
 """
 
 _USAGE = {
@@ -73,6 +78,7 @@ async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
                     r.chave_id,
                     r.metodo,
                     r.rota,
+                    r.operacao,
                     r.caminho,
                     r.ip,
                     r.user_agent,
@@ -101,6 +107,7 @@ async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
 _WHERE = """
 WHERE (%(chave)s::text IS NULL OR chave_id = %(chave)s)
   AND (%(rota)s::text IS NULL OR rota = %(rota)s OR caminho = %(rota)s)
+  AND (%(operacao)s::text IS NULL OR operacao = %(operacao)s)
   AND (%(status)s::int IS NULL OR status = %(status)s)
   AND (%(desde)s::timestamptz IS NULL OR em >= %(desde)s)
   AND (%(ate)s::timestamptz IS NULL OR em < %(ate)s)
@@ -122,8 +129,8 @@ async def page(
     """Rows newest first, `limit` of them, with ids below `before` when given."""
     cursor = conn.cursor(row_factory=class_row(Registro))
     await cursor.execute(
-        "SELECT id, chave_id, metodo, rota, caminho, host(ip) AS ip, user_agent, status, em, "
-        "unidades "
+        "SELECT id, chave_id, metodo, rota, operacao, caminho, host(ip) AS ip, user_agent, "
+        "status, em, unidades "
         "FROM auditoria" + _WHERE + " AND (%(before)s::bigint IS NULL OR id < %(before)s) "
         "ORDER BY id DESC LIMIT %(limit)s",
         {**msgspec.structs.asdict(filtro), "before": before, "limit": limit},

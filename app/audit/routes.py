@@ -15,7 +15,8 @@ from psycopg_pool import AsyncConnectionPool
 from app.audit import repository
 from app.audit.repository import Filtro, Registro, Uso
 from app.auth.guards import identity, require_admin
-from app.lib.paging import MAX_CURSOR, Cursor, Cursors, digest
+from app.context import Backends
+from app.lib.paging import MAX_CURSOR, Cursor, digest
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -31,38 +32,44 @@ class Auditoria(msgspec.Struct, kw_only=True):
     ["/v1/admin/auditoria", "/admin/auditoria"],
     summary="Audit log (administrator)",
     description=(
-        "Authenticated calls, newest first: key id (never the key), method, route, path, IP, "
-        "user agent, status and time. Filters: `chave` (key id), `rota` (route template or "
-        "path), `status`, `desde`/`ate` (ISO 8601). `limit` 50 by default, at most 500; pass "
+        "Authenticated calls, newest first: key id (never the key), method, route (or `/mcp`), "
+        "operation (the tool, for the agent interface), path, IP, user agent, status, units and "
+        "time. Filters: `chave` (key id), `rota` (route template or path), `operacao`, "
+        "`status`, `desde`/`ate` (ISO 8601). `limit` 50 by default, at most 500; pass "
         "`next_cursor` back as `cursor` with the same filters for the next page."
     ),
     guards=[require_admin],
-    opt={"query": ("chave", "rota", "status", "desde", "ate", "limit", "cursor")},
+    opt={"query": ("chave", "rota", "operacao", "status", "desde", "ate", "limit", "cursor")},
     tags=["Admin"],
 )
 async def audit_log(
     pool: NamedDependency[AsyncConnectionPool],
-    cursors: NamedDependency[Cursors],
+    backends: NamedDependency[Backends],
     chave: Annotated[str | None, QueryParameter(max_length=64)] = None,
     rota: Annotated[str | None, QueryParameter(max_length=2048)] = None,
+    operacao: Annotated[str | None, QueryParameter(max_length=64)] = None,
     status: Annotated[int | None, QueryParameter(ge=100, le=599)] = None,
     desde: FromQuery[datetime | None] = None,
     ate: FromQuery[datetime | None] = None,
     limit: Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, QueryParameter(max_length=MAX_CURSOR)] = None,
 ) -> Auditoria:
-    filtro = Filtro(chave=chave, rota=rota, status=status, desde=desde, ate=ate)
+    filtro = Filtro(chave=chave, rota=rota, operacao=operacao, status=status, desde=desde, ate=ate)
     request_digest = digest(filtro)
     before = None
     if cursor:
-        before = int(cursors.open(cursor, "auditoria", tuple[int], request_digest).depois[0])
+        before = int(
+            backends.cursors.open(cursor, "auditoria", tuple[int], request_digest).depois[0]
+        )
     async with pool.connection() as conn:
         rows = await repository.page(conn, filtro, before, limit + 1)
         total = await repository.count(conn, filtro)
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = (
-        cursors.seal(Cursor("auditoria", "", (rows[-1].id,), request_digest)) if more else None
+        backends.cursors.seal(Cursor("auditoria", "", (rows[-1].id,), request_digest))
+        if more
+        else None
     )
     return Auditoria(data=rows, total=total, next_cursor=next_cursor)
 

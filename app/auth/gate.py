@@ -195,20 +195,24 @@ class Gate:
         caller: Caller,
         *,
         metodo: str,
-        operacao: str,
+        rota: str,
+        operacao: str | None,
         caminho: str,
         status: int,
         custo: str | None,
         unidades: int = 1,
     ) -> None:
-        """Queues the audit row of a call made with a key (calls without one are not audited)."""
+        """Queues the audit row of a call made with a key (calls without one are not audited):
+        `rota` is the face (the REST route's template, or `/mcp`), `operacao` the service
+        operation it ran (the tool, for the agent interface)."""
         if caller.identity is None:
             return
         self.audit.record(
             Entrada(
                 chave_id=caller.identity.key_id,
                 metodo=metodo,
-                rota=text(operacao, MAX_PATH),
+                rota=text(rota, MAX_PATH),
+                operacao=operacao,
                 caminho=text(caminho, MAX_PATH),
                 ip=caller.ip,
                 user_agent=caller.user_agent,

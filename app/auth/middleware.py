@@ -39,13 +39,23 @@ class RequestAccess:
     """The access state of one request: its caller, the window's decision, the units drawn,
     and what the audit row will name."""
 
-    def __init__(self, gate: Gate, caller: Caller, operacao: str, custo: str | None) -> None:
+    def __init__(self, gate: Gate, caller: Caller, rota: str) -> None:
         self.gate = gate
         self.caller = caller
         self.decision: Decision | None = None
         self.units = 0
-        self.operacao = operacao
-        self.custo = custo
+        self.rota = rota
+        self.operacao: str | None = None
+        """The service operation the request ran (`consultar_cnpj`...), once named."""
+        self.custo: str | None = None
+        self.audited = False
+        """Whether the call is audited: always on REST routes; on the agent interface, once a
+        tool call names its operation (discovery calls are not)."""
+        self.status: int | None = None
+        """The status the audit records when it differs from the HTTP one (a tool's error is
+        an HTTP 200 carrying `isError`)."""
+        self.refusal: AppError | None = None
+        """On the agent interface, why the key was refused (answered in JSON-RPC there)."""
         self._window: dict[str, Any] = {}
 
     async def admit(self, units: int = 1, **window: Any) -> Decision:
@@ -59,8 +69,9 @@ class RequestAccess:
         return self.decision
 
     async def charge(self, units: int) -> None:
-        """Makes the call weigh `units` in all (it weighed one when admitted)."""
-        extra = units - max(self.units, 1)
+        """Makes the call weigh `units` in all: a REST call was admitted for one unit and draws
+        the rest; an agent tool call, admitted by nothing yet, draws them all."""
+        extra = units - self.units
         if extra > 0:
             await self.admit(extra)
 
@@ -69,13 +80,6 @@ def access(request: Request[Any, Any, Any]) -> RequestAccess | None:
     """The request's access state; None in an app built without the access layer."""
     found: RequestAccess | None = request.scope.get("state", {}).get(STATE_KEY)
     return found
-
-
-async def charge(request: Request[Any, Any, Any], units: int) -> None:
-    """Makes the request weigh `units` in its window (429 or 403 when they do not fit)."""
-    state = access(request)
-    if state is not None:
-        await state.charge(units)
 
 
 class AccessMiddleware(ASGIMiddleware):
@@ -90,20 +94,21 @@ class AccessMiddleware(ASGIMiddleware):
             return
         gate: Gate = scope["litestar_app"].state.gate
         caller = gate.caller(scope)
-        state = RequestAccess(
-            gate, caller, scope.get("path_template") or scope["path"], opt.get("cost")
-        )
+        state = RequestAccess(gate, caller, scope.get("path_template") or scope["path"])
+        state.audited = kind is not Access.AGENT
         scope.setdefault("state", {})[STATE_KEY] = state
+        if kind is Access.AGENT:
+            await self._identify_agent(scope, gate, state)
+            status = await self._call(scope, receive, send, next_app, state)
+            self._record(scope, state, status)
+            return
         try:
             if kind is not Access.BOOTSTRAP and await gate.identify(scope, caller):
                 scope["user"] = scope["auth"] = caller.identity
             if caller.identity is None and kind is Access.PROTECTED:
                 raise UnauthorizedError(MISSING)
-            if kind is not Access.AGENT:
-                group = opt.get("bucket", "anonimo")
-                await state.admit(
-                    group=group, anonymous_limit=int(opt.get("limit", ANONYMOUS_LIMIT))
-                )
+            limit = int(opt.get("limit", ANONYMOUS_LIMIT))
+            await state.admit(group=opt.get("bucket", "anonimo"), anonymous_limit=limit)
         except UnauthorizedError as error:
             refusal = await gate.refuse(error, caller)
             self._record(scope, state, refusal.status)
@@ -113,6 +118,18 @@ class AccessMiddleware(ASGIMiddleware):
             raise
         status = await self._call(scope, receive, send, next_app, state)
         self._record(scope, state, status)
+
+    @staticmethod
+    async def _identify_agent(scope: Scope, gate: Gate, state: RequestAccess) -> None:
+        """Identifies the key of an agent-interface request without answering: a refusal is
+        kept for the agent interface to answer in JSON-RPC, where discovery needs no key."""
+        try:
+            if await gate.identify(scope, state.caller):
+                scope["user"] = scope["auth"] = state.caller.identity
+        except UnauthorizedError as error:
+            state.refusal = await gate.refuse(error, state.caller)
+        except AppError as error:
+            state.refusal = error
 
     @staticmethod
     async def _call(
@@ -137,12 +154,15 @@ class AccessMiddleware(ASGIMiddleware):
 
     @staticmethod
     def _record(scope: Scope, state: RequestAccess, status: int) -> None:
+        if not state.audited:
+            return
         state.gate.record(
             state.caller,
             metodo=str(scope.get("method", "")),
+            rota=state.rota,
             operacao=state.operacao,
             caminho=scope["path"],
-            status=status,
+            status=state.status or status,
             custo=state.custo,
             unidades=max(state.units, 1),
         )

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from elasticsearch import AsyncElasticsearch
 from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from app.auth.middleware import charge
-from app.batch.service import Lote, lookup_batch, parse_body
+from app.batch.service import CONSULTAR_LOTE, Lote, lookup_batch, parse_body
+from app.context import Backends
 from app.errors import ErrorBody
+from app.lib.operations import meter
 from app.lib.responses import json_response
-from app.settings import Settings
 
 
 @post(
@@ -36,14 +35,11 @@ from app.settings import Settings
         ),
     },
     status_code=200,
-    opt={"cost": "consultas"},
     tags=["CNPJ"],
 )
 async def batch_lookup(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
     inputs = parse_body(await request.body())
-    await charge(request, len(inputs))
-    return json_response(await lookup_batch(es, settings.index_alias, inputs))
+    await meter(request, CONSULTAR_LOTE, units=len(inputs))
+    return json_response(await lookup_batch(backends, inputs))

@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch
 
+from app.context import Backends
 from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError
 from app.lib.body import decode
+from app.lib.operations import Custo, Operacao
 from app.lookup.service import find_companies
+
+CONSULTAR_LOTE = Operacao("consultar_lote", Custo.CONSULTA)
+"""Counts one query per item, in the usage and in the window."""
 
 MAX_ITEMS = 100
 """Largest batch accepted; bigger lists get 400."""
@@ -73,7 +77,7 @@ def _refuse_duplicates(items: list[ItemLote]) -> None:
         )
 
 
-async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) -> Lote:
+async def lookup_batch(backends: Backends, inputs: list[Any]) -> Lote:
     items: list[ItemLote] = []
     wanted: dict[str, None] = {}
     for raw in inputs:
@@ -89,7 +93,7 @@ async def lookup_batch(es: AsyncElasticsearch, alias: str, inputs: list[Any]) ->
     _refuse_duplicates(items)
     found: dict[str, Empresa] = {}
     if wanted:
-        companies = await find_companies(es, alias, list(wanted))
+        companies = await find_companies(backends.es, backends.alias, list(wanted))
         found = {company.cnpj: company for company in companies}
     for item in items:
         if item.status == "" and item.cnpj is not None:

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Any
 
-from elasticsearch import AsyncElasticsearch
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromQuery, QueryParameter
 
 from app.catalog.service import (
+    AUTOCOMPLETAR_CIDADE,
+    AUTOCOMPLETAR_CNAE,
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    BuscaCidade,
+    BuscaCnae,
     CnaePage,
     MunicipioPage,
     search_cities,
     search_cnaes,
 )
+from app.context import Backends
 from app.errors import ErrorBody
+from app.lib.body import from_query
+from app.lib.operations import meter
 from app.lib.responses import json_response
-from app.settings import Settings
 
 _ERRORS = {
     400: ResponseSpec(
@@ -49,16 +53,14 @@ _PAGE = (
         200: ResponseSpec(data_container=CnaePage, generate_examples=False, description="CNAEs"),
         **_ERRORS,
     },
-    opt={"query": ("query", "limit"), "cost": "buscas"},
+    opt={"query": tuple(BuscaCnae.__struct_fields__)},
     tags=["Busca"],
 )
 async def cnae_autocomplete(
-    text: Annotated[str, QueryParameter(name="query")],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    limit: FromQuery[int] = DEFAULT_LIMIT,
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return json_response(await search_cnaes(es, settings.index_alias, text, limit))
+    await meter(request, AUTOCOMPLETAR_CNAE)
+    return json_response(await search_cnaes(backends, from_query(request, BuscaCnae)))
 
 
 @get(
@@ -75,14 +77,11 @@ async def cnae_autocomplete(
         ),
         **_ERRORS,
     },
-    opt={"query": ("query", "uf", "limit"), "cost": "buscas"},
+    opt={"query": tuple(BuscaCidade.__struct_fields__)},
     tags=["Busca"],
 )
 async def city_autocomplete(
-    text: Annotated[str, QueryParameter(name="query")],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    uf: FromQuery[str | None] = None,
-    limit: FromQuery[int] = DEFAULT_LIMIT,
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return json_response(await search_cities(es, settings.index_alias, text, uf, limit))
+    await meter(request, AUTOCOMPLETAR_CIDADE)
+    return json_response(await search_cities(backends, from_query(request, BuscaCidade)))

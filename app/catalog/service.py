@@ -9,16 +9,18 @@ starting with the text, rank first; ties go to the entries with more establishme
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 
+from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
 from app.domain.text import digits, normalize
 from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body
+from app.lib.operations import Custo, Operacao
 from app.search.filters import bad
 
 DEFAULT_LIMIT = 10
@@ -27,6 +29,30 @@ MAX_QUERY = 100
 TIMEOUT = "2s"
 _CODE = re.compile(r"[\d\s./\-]+")
 _SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
+
+
+AUTOCOMPLETAR_CNAE = Operacao("autocompletar_cnae", Custo.BUSCA)
+AUTOCOMPLETAR_CIDADE = Operacao("autocompletar_cidade", Custo.BUSCA)
+Consulta = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=MAX_QUERY,
+        description="Código (prefixo) ou palavras; acentos e caixa não importam.",
+    ),
+]
+Limite = Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)]
+
+
+class BuscaCnae(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    query: Consulta
+    limit: Limite = DEFAULT_LIMIT
+
+
+class BuscaCidade(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    query: Consulta
+    uf: Annotated[str, msgspec.Meta(max_length=8)] | None = None
+    limit: Limite = DEFAULT_LIMIT
 
 
 class CnaePage(msgspec.Struct, kw_only=True):
@@ -41,11 +67,6 @@ class MunicipioPage(msgspec.Struct, kw_only=True):
     total: int
     next_cursor: None = None
     """Always null: autocomplete answers are one page of the best `limit` entries."""
-
-
-def check_limit(limit: int) -> None:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise bad("limit", f"limit vai de 1 a {MAX_LIMIT}.", limit)
 
 
 def _check_length(raw: str) -> None:
@@ -158,15 +179,14 @@ async def _run(
     return [hit.source for hit in found.hits.hits], found.hits.total.value
 
 
-async def search_cnaes(es: AsyncElasticsearch, alias: str, raw: str, limit: int) -> CnaePage:
-    check_limit(limit)
-    sources, total = await _run(es, alias, cnae_query(raw), limit)
+async def search_cnaes(backends: Backends, entrada: BuscaCnae) -> CnaePage:
+    sources, total = await _run(
+        backends.es, backends.alias, cnae_query(entrada.query), entrada.limit
+    )
     return CnaePage(data=[_cnae.decode(source) for source in sources], total=total)
 
 
-async def search_cities(
-    es: AsyncElasticsearch, alias: str, raw: str, uf: str | None, limit: int
-) -> MunicipioPage:
-    check_limit(limit)
-    sources, total = await _run(es, alias, city_query(raw, uf), limit)
+async def search_cities(backends: Backends, entrada: BuscaCidade) -> MunicipioPage:
+    query = city_query(entrada.query, entrada.uf)
+    sources, total = await _run(backends.es, backends.alias, query, entrada.limit)
     return MunicipioPage(data=[_city.decode(source) for source in sources], total=total)

@@ -57,6 +57,21 @@ def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
         raise BadRequestError(MAX_DEPTH_MESSAGE) from None
 
 
+def single_values(params: dict[str, list[str]]) -> dict[str, str]:
+    """Query parameters as one value each; 400 naming a parameter given more than once."""
+    repeated = sorted(name for name, values in params.items() if len(values) > 1)
+    if repeated:
+        raise BadRequestError(
+            f"Parâmetro repetido: {', '.join(repeated)}.", details={"campo": repeated[0]}
+        )
+    return {name: values[0] for name, values in params.items()}
+
+
+def from_query(request: Request[Any, Any, Any], kind: type[T]) -> T:
+    """The query string as `kind` (strings converted to each field's type), or a 400."""
+    return convert(single_values(request.query_params.dict()), kind, strict=False)
+
+
 def read(raw: bytes, kind: type[T]) -> T:
     """A JSON body decoded and converted to `kind`, or a 400 saying what is wrong."""
     return convert(decode(raw), kind)

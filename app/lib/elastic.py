@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 from elastic_transport import JsonSerializer
@@ -50,3 +50,51 @@ def body(response: Any) -> bytes:
     """The raw JSON of a response or of an error raised by the client."""
     raw = response.body
     return raw if isinstance(raw, bytes) else MsgspecSerializer._encoder.encode(raw)
+
+
+S = TypeVar("S")
+
+
+class Hit(msgspec.Struct, Generic[S]):
+    source: S = msgspec.field(name="_source")
+    index: str = msgspec.field(name="_index", default="")
+    score: float | None = msgspec.field(name="_score", default=None)
+    sort: list[Any] = msgspec.field(default_factory=list)
+
+
+class Total(msgspec.Struct):
+    value: int
+
+
+class Hits(msgspec.Struct, Generic[S]):
+    total: Total = msgspec.field(default_factory=lambda: Total(0))
+    hits: list[Hit[S]] = msgspec.field(default_factory=list)
+
+
+class Bucket(msgspec.Struct):
+    key: str
+    doc_count: int
+
+
+class Buckets(msgspec.Struct):
+    buckets: list[Bucket] = msgspec.field(default_factory=list)
+
+
+class SearchResponse(msgspec.Struct, Generic[S]):
+    """A search answer whose hits' `_source` decode straight into `S` (one pass in C)."""
+
+    hits: Hits[S] = msgspec.field(default_factory=Hits)
+    aggregations: dict[str, msgspec.Raw] | None = None
+
+    def buckets(self, name: str) -> list[Bucket]:
+        """The buckets of terms aggregation `name` (empty when absent)."""
+        raw = (self.aggregations or {}).get(name)
+        return _buckets.decode(raw).buckets if raw is not None else []
+
+
+_buckets = msgspec.json.Decoder(Buckets)
+
+
+def decoder(source: type[S]) -> msgspec.json.Decoder[SearchResponse[S]]:
+    """A reusable decoder of search answers whose hits hold `source` documents."""
+    return msgspec.json.Decoder(SearchResponse[source])  # type: ignore[valid-type]

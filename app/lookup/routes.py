@@ -1,11 +1,10 @@
-"""`GET /v1/cnpj/{cnpj}` (alias `/cnpj/{cnpj}`): the full record of one establishment."""
+"""`GET /v1/cnpj/{cnpj}` (alias `/cnpj/{cnpj}`): the full record of one establishment, and
+`/v1/cnpj/contato/{cnpj}`: its contacts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from elasticsearch import AsyncElasticsearch
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
@@ -13,11 +12,19 @@ from litestar.params import FromPath
 
 from app.auth.access import TOKEN_OPTIONAL, Access
 from app.auth.middleware import access
-from app.domain.record import Contato, Empresa, EmpresaPublica, public_view
+from app.context import Backends
+from app.domain.record import Empresa, EmpresaPublica, public_view
 from app.errors import ErrorBody
+from app.lib.operations import meter
 from app.lib.responses import json_response
-from app.lookup.service import get_company, parse_cnpj
-from app.settings import Settings
+from app.lookup.service import (
+    CONSULTAR_CNPJ,
+    CONSULTAR_CONTATOS,
+    ConsultaCnpj,
+    ContatoEmpresa,
+    consultar,
+    contatos,
+)
 
 ERRORS = {
     400: ResponseSpec(
@@ -53,27 +60,18 @@ ERRORS = {
         ),
         **ERRORS,
     },
-    opt={"access": Access.ANONYMOUS, "cost": "consultas"},
+    opt={"access": Access.ANONYMOUS},
     security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )
 async def lookup_cnpj(
-    request: Request[Any, Any, Any],
-    cnpj: FromPath[str],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
+    request: Request[Any, Any, Any], cnpj: FromPath[str], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    number = parse_cnpj(cnpj.strip("/"))
-    company = await get_company(es, settings.index_alias, number)
+    await meter(request, CONSULTAR_CNPJ)
+    company = await consultar(backends, ConsultaCnpj(cnpj=cnpj))
     state = access(request)
     anonymous = state is not None and state.caller.identity is None
     return json_response(public_view(company) if anonymous else company)
-
-
-class ContatoEmpresa(Contato, frozen=True, kw_only=True):
-    """The contacts of one establishment, with their syntax checks."""
-
-    cnpj: str
 
 
 @get(
@@ -89,15 +87,10 @@ class ContatoEmpresa(Contato, frozen=True, kw_only=True):
         ),
         **ERRORS,
     },
-    opt={"cost": "consultas"},
     tags=["CNPJ"],
 )
 async def contacts(
-    cnpj: FromPath[str],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
+    request: Request[Any, Any, Any], cnpj: FromPath[str], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    number = parse_cnpj(cnpj.strip("/"))
-    company = await get_company(es, settings.index_alias, number)
-    contact = msgspec.structs.asdict(company.contato)
-    return json_response(ContatoEmpresa(cnpj=company.cnpj, **contact))
+    await meter(request, CONSULTAR_CONTATOS)
+    return json_response(await contatos(backends, ConsultaCnpj(cnpj=cnpj)))

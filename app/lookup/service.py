@@ -1,15 +1,47 @@
-"""Company lookup by CNPJ, answered from the read alias."""
+"""Company lookup by CNPJ, answered from the read alias: the full record, and its contacts."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import msgspec
 from elasticsearch import AsyncElasticsearch
 
+from app.context import Backends
 from app.domain import cnpj
-from app.domain.record import Empresa, Registro
+from app.domain.record import Contato, Empresa, Registro
 from app.domain.stored import expand
 from app.errors import BadRequestError, NotFoundError
 from app.lib.elastic import body
+from app.lib.operations import Custo, Operacao
+
+CONSULTAR_CNPJ = Operacao("consultar_cnpj", Custo.CONSULTA)
+CONSULTAR_CONTATOS = Operacao("consultar_contatos", Custo.CONSULTA)
+
+CnpjTexto = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        description=(
+            "CNPJ de 14 caracteres, com ou sem pontuação; letras (CNPJ alfanumérico) em "
+            "maiúsculas ou minúsculas."
+        ),
+        examples=["33683111000280", "33.683.111/0002-80", "12ABC34501DE35"],
+    ),
+]
+
+
+class ConsultaCnpj(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One establishment by its CNPJ."""
+
+    cnpj: CnpjTexto
+
+
+class ContatoEmpresa(Contato, frozen=True, kw_only=True):
+    """The contacts of one establishment, with their syntax checks."""
+
+    cnpj: str
 
 
 def parse_cnpj(raw: str) -> str:
@@ -61,3 +93,14 @@ async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empres
     if not found:
         raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
     return found[0]
+
+
+async def consultar(backends: Backends, entrada: ConsultaCnpj) -> Empresa:
+    """The full record of the establishment; 400 for a malformed CNPJ, 404 for an unknown one."""
+    return await get_company(backends.es, backends.alias, parse_cnpj(entrada.cnpj.strip("/")))
+
+
+async def contatos(backends: Backends, entrada: ConsultaCnpj) -> ContatoEmpresa:
+    """The phones and e-mails of the establishment, with their syntax checks."""
+    company = await consultar(backends, entrada)
+    return ContatoEmpresa(cnpj=company.cnpj, **msgspec.structs.asdict(company.contato))

@@ -1,50 +1,91 @@
 """Companies of a partner found by name, masked document and/or age band, paged by cursor.
 
 Pages use `search_after` over the release index of the first page, with a signed cursor
-(`app.lib.paging`), so a listing stays consistent while the alias moves to a new release and no
-search context stays open on the cluster.
+(`app.lib.listing`), so a listing stays consistent while the alias moves to a new release and
+no search context stays open on the cluster.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch
-from elasticsearch import NotFoundError as MissingError
 
+from app.context import Backends
 from app.domain import cnpj
 from app.domain.record import Socio
+from app.domain.summary import Resumo, resumo
 from app.domain.text import normalize_name, partner_key
 from app.errors import BadRequestError
 from app.lib import paging
-from app.lib.elastic import body
+from app.lib.listing import Listing, fetch
+from app.lib.operations import Custo, Operacao
 
+BUSCAR_SOCIOS_RELACIONADOS = Operacao("buscar_socios_relacionados", Custo.BUSCA)
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+MAX_NAME = 200
+MAX_DOC = 32
 _MASKED = re.compile(r"\*\*\*\d{6}\*\*")
-_FIELDS = [
-    "cnpj", "razao_social", "nome_fantasia", "situacao_cadastral.descricao", "endereco.uf",
-    "endereco.municipio.nome", "socios",
-]  # fmt: skip
+LISTING = Listing(lista="socios", sort=[{"cnpj": "asc"}], after=tuple[str], fields=("socios",))
+
+
+class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Companies of a partner: `nome` and/or `doc`; `idade` narrows a name."""
+
+    nome: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=MAX_NAME,
+                description="Nome do sócio; acentos, caixa e sufixos não importam.",
+                examples=["Maria da Silva"],
+            ),
+        ]
+        | None
+    ) = None
+    doc: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=MAX_DOC,
+                description=(
+                    "CPF (11 dígitos, os 6 do meio ou ***NNNNNN** como a Receita mostra) ou CNPJ "
+                    "do sócio."
+                ),
+                examples=["***220050**"],
+            ),
+        ]
+        | None
+    ) = None
+    idade: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern="^[0-9]$",
+                description="Faixa etária da Receita, 0 a 9 (só com nome).",
+                examples=["5"],
+            ),
+        ]
+        | None
+    ) = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: Annotated[str, msgspec.Meta(max_length=paging.MAX_CURSOR)] | None = None
 
 
 class Filtros(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The partner filters as searched: normalised name, masked document, age band."""
+
     nome: str | None = None
     doc: str | None = None
     idade: str | None = None
 
 
-class Vinculo(msgspec.Struct, kw_only=True):
-    cnpj: str
-    razao_social: str | None
-    nome_fantasia: str | None
-    situacao_cadastral: str | None
-    uf: str | None
-    municipio: str | None
+class Vinculo(Resumo, kw_only=True):
+    """A company of the partner, with the partners of it that match the filters."""
+
     socios: list[Socio]
-    """The partners of this company that match the filters."""
 
 
 class Pagina(msgspec.Struct, kw_only=True):
@@ -73,12 +114,9 @@ def masked_document(raw: str) -> str:
     )
 
 
-MAX_NAME = 200
-MAX_DOC = 32
-
-
-def check_filters(nome: str | None, doc: str | None, idade: str | None) -> Filtros:
+def check_filters(entrada: BuscaSocios) -> Filtros:
     """The filters, checked: lengths first (before any normalisation), then shapes."""
+    nome, doc, idade = entrada.nome, entrada.doc, entrada.idade
     if nome is not None and len(nome) > MAX_NAME:
         raise BadRequestError(f"nome: no máximo {MAX_NAME} caracteres.", {"nome": len(nome)})
     if doc is not None and len(doc) > MAX_DOC:
@@ -110,54 +148,6 @@ def query(filters: Filtros) -> dict[str, Any]:
     return {"bool": {"filter": clauses}}
 
 
-AFTER = tuple[str]
-"""Sort values of a hit: its CNPJ."""
-
-
-class _Label(msgspec.Struct):
-    descricao: str | None = None
-
-
-class _Municipio(msgspec.Struct):
-    nome: str | None = None
-
-
-class _Endereco(msgspec.Struct):
-    uf: str | None = None
-    municipio: _Municipio | None = None
-
-
-class _Source(msgspec.Struct):
-    cnpj: str
-    razao_social: str | None = None
-    nome_fantasia: str | None = None
-    situacao_cadastral: _Label | None = None
-    endereco: _Endereco | None = None
-    socios: list[Socio] = msgspec.field(default_factory=list)
-
-
-class _Hit(msgspec.Struct):
-    source: _Source = msgspec.field(name="_source")
-    index: str = msgspec.field(name="_index")
-    sort: list[str] = msgspec.field(default_factory=list)
-
-
-class _Total(msgspec.Struct):
-    value: int
-
-
-class _Hits(msgspec.Struct):
-    total: _Total
-    hits: list[_Hit]
-
-
-class _Response(msgspec.Struct):
-    hits: _Hits
-
-
-_decoder = msgspec.json.Decoder(_Response)
-
-
 def _matching_partners(partners: list[Socio], filters: Filtros) -> list[Socio]:
     return [
         partner
@@ -167,62 +157,23 @@ def _matching_partners(partners: list[Socio], filters: Filtros) -> list[Socio]:
     ]
 
 
-async def related(
-    es: AsyncElasticsearch,
-    alias: str,
-    cursors: paging.Cursors,
-    filters: Filtros,
-    limit: int,
-    cursor: str | None,
-) -> Pagina:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadRequestError(f"limit vai de 1 a {MAX_LIMIT}.", details={"limit": limit})
-    request_digest = paging.digest(filters)
-    position: paging.Cursor[AFTER] | None = None
-    if cursor:
-        position = cursors.open(cursor, "socios", AFTER, request_digest)
-    if position is not None and not position.indice.startswith(f"{alias}-"):
-        raise paging.invalid_cursor(cursor or "")
-    try:
-        response = await es.search(
-            index=position.indice if position else alias,
-            query=query(filters),
-            sort=[{"cnpj": "asc"}],
-            search_after=list(position.depois) if position else None,
-            size=limit + 1,
-            source_includes=_FIELDS,
-            track_total_hits=True,
-        )
-    except MissingError as error:
-        if position is not None:
-            raise paging.invalid_cursor(cursor or "") from error
-        raise
-    found = _decoder.decode(body(response))
-    hits = found.hits.hits[:limit]
-    next_cursor = None
-    if len(found.hits.hits) > limit:
-        last = hits[-1]
-        next_cursor = cursors.seal(
-            paging.Cursor("socios", last.index, (str(last.sort[0]),), request_digest)
-        )
-    return Pagina(
-        data=[_vinculo(hit.source, filters) for hit in hits],
-        total=found.hits.total.value,
-        next_cursor=next_cursor,
-        filtros=filters,
+async def relacionados(backends: Backends, entrada: BuscaSocios) -> Pagina:
+    """One page of the companies with a partner matching the filters, by CNPJ."""
+    filters = check_filters(entrada)
+    page = await fetch(
+        backends,
+        LISTING,
+        query(filters),
+        limit=entrada.limit,
+        cursor=entrada.cursor,
+        request_digest=paging.digest(filters),
     )
-
-
-def _vinculo(source: _Source, filters: Filtros) -> Vinculo:
-    address = source.endereco or _Endereco()
-    return Vinculo(
-        cnpj=source.cnpj,
-        razao_social=source.razao_social,
-        nome_fantasia=source.nome_fantasia,
-        situacao_cadastral=source.situacao_cadastral.descricao
-        if source.situacao_cadastral
-        else None,
-        uf=address.uf,
-        municipio=address.municipio.nome if address.municipio else None,
-        socios=_matching_partners(source.socios, filters),
+    return Pagina(
+        data=[
+            Vinculo(**resumo(hit.source), socios=_matching_partners(hit.source.socios, filters))
+            for hit in page.hits
+        ],
+        total=page.total,
+        next_cursor=page.next_cursor,
+        filtros=filters,
     )

@@ -1,20 +1,23 @@
-"""`GET /socios/{cnpj}` (alias `/v1/socios/{cnpj}`): the QSA and the companies it ties to."""
+"""`GET /socios/{cnpj}` (alias `/v1/socios/{cnpj}`): the QSA and the companies it ties to; and
+`/socios/relacionados`: the companies of a partner."""
 
 from __future__ import annotations
 
-from elasticsearch import AsyncElasticsearch
-from litestar import Response, get
+from typing import Any
+
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery
+from litestar.params import FromPath
 
-from app.lib.paging import Cursors
+from app.context import Backends
+from app.lib.body import from_query
+from app.lib.operations import meter
 from app.lib.responses import json_response
 from app.lookup.routes import ERRORS
-from app.lookup.service import parse_cnpj
-from app.partners.related import DEFAULT_LIMIT, Pagina, check_filters, related
-from app.partners.service import Quadro, partners
-from app.settings import Settings
+from app.lookup.service import ConsultaCnpj
+from app.partners.related import BUSCAR_SOCIOS_RELACIONADOS, BuscaSocios, Pagina, relacionados
+from app.partners.service import CONSULTAR_SOCIOS, Quadro, quadro
 
 
 @get(
@@ -29,16 +32,13 @@ from app.settings import Settings
         200: ResponseSpec(data_container=Quadro, generate_examples=False, description="The QSA"),
         **ERRORS,
     },
-    opt={"cost": "consultas"},
     tags=["Sócios"],
 )
 async def company_partners(
-    cnpj: FromPath[str],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
+    request: Request[Any, Any, Any], cnpj: FromPath[str], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    number = parse_cnpj(cnpj.strip("/"))
-    return json_response(await partners(es, settings.index_alias, number))
+    await meter(request, CONSULTAR_SOCIOS)
+    return json_response(await quadro(backends, ConsultaCnpj(cnpj=cnpj)))
 
 
 @get(
@@ -54,18 +54,11 @@ async def company_partners(
         200: ResponseSpec(data_container=Pagina, generate_examples=False, description="A page"),
         400: ERRORS[400],
     },
-    opt={"query": ("nome", "doc", "idade", "limit", "cursor"), "cost": "buscas"},
+    opt={"query": tuple(BuscaSocios.__struct_fields__)},
     tags=["Sócios"],
 )
 async def partner_companies(
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[Cursors],
-    nome: FromQuery[str | None] = None,
-    doc: FromQuery[str | None] = None,
-    idade: FromQuery[str | None] = None,
-    limit: FromQuery[int] = DEFAULT_LIMIT,
-    cursor: FromQuery[str | None] = None,
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = check_filters(nome, doc, idade)
-    return json_response(await related(es, settings.index_alias, cursors, filters, limit, cursor))
+    await meter(request, BUSCAR_SOCIOS_RELACIONADOS)
+    return json_response(await relacionados(backends, from_query(request, BuscaSocios)))

@@ -9,31 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch
 
+from app.context import Backends
 from app.domain.record import Socio
+from app.domain.summary import SOURCE_FIELDS, Fonte, Resumo, resumo
 from app.domain.text import partner_key
-from app.lib.elastic import body
-from app.lookup.service import get_company
+from app.lib.elastic import body, decoder
+from app.lib.operations import Custo, Operacao
+from app.lookup.service import ConsultaCnpj, consultar
 
+CONSULTAR_SOCIOS = Operacao("consultar_socios", Custo.CONSULTA)
 MAX_RELATED = 50
 """Related companies listed with the QSA; one establishment per company (the lowest order
 number, usually the matriz)."""
 
-_FIELDS = [
-    "cnpj", "cnpj_basico", "razao_social", "nome_fantasia", "situacao_cadastral.codigo",
-    "situacao_cadastral.descricao", "endereco.uf", "endereco.municipio.nome",
-    "busca.socios_chaves",
-]  # fmt: skip
 
+class Relacionada(Resumo, kw_only=True):
+    """A company sharing a partner, with the names of the partners in common."""
 
-class Relacionada(msgspec.Struct, kw_only=True):
-    cnpj: str
-    razao_social: str | None
-    nome_fantasia: str | None
-    situacao_cadastral: str | None
-    uf: str | None
-    municipio: str | None
     socios_em_comum: list[str]
 
 
@@ -46,55 +39,12 @@ class Quadro(msgspec.Struct, kw_only=True):
     """Companies sharing a partner; `relacionadas` lists the first 50."""
 
 
-class _Label(msgspec.Struct):
-    descricao: str | None = None
-
-
-class _Municipio(msgspec.Struct):
-    nome: str | None = None
-
-
-class _Endereco(msgspec.Struct):
-    uf: str | None = None
-    municipio: _Municipio | None = None
-
-
-class _Busca(msgspec.Struct):
-    socios_chaves: list[str] = msgspec.field(default_factory=list)
-
-
-class _Source(msgspec.Struct):
-    cnpj: str
-    razao_social: str | None = None
-    nome_fantasia: str | None = None
-    situacao_cadastral: _Label | None = None
-    endereco: _Endereco | None = None
-    busca: _Busca | None = None
-
-
-class _Hit(msgspec.Struct):
-    source: _Source = msgspec.field(name="_source")
-
-
-class _Total(msgspec.Struct):
+class _Cardinality(msgspec.Struct):
     value: int
 
 
-class _Hits(msgspec.Struct):
-    hits: list[_Hit]
-    total: _Total
-
-
-class _Aggregations(msgspec.Struct):
-    empresas: _Total
-
-
-class _Search(msgspec.Struct):
-    hits: _Hits
-    aggregations: _Aggregations | None = None
-
-
-_search = msgspec.json.Decoder(_Search)
+_decoder = decoder(Fonte)
+_cardinality = msgspec.json.Decoder(_Cardinality)
 
 
 def related_query(keys: list[str], own_root: str) -> dict[str, Any]:
@@ -106,46 +56,38 @@ def related_query(keys: list[str], own_root: str) -> dict[str, Any]:
     }
 
 
-async def partners(es: AsyncElasticsearch, alias: str, number: str) -> Quadro:
-    company = await get_company(es, alias, number)
+async def quadro(backends: Backends, entrada: ConsultaCnpj) -> Quadro:
+    """The QSA of the establishment's company and the companies sharing its partners."""
+    company = await consultar(backends, entrada)
     keys = {partner_key(socio.nome, socio.documento): socio.nome for socio in company.socios}
     related: list[Relacionada] = []
     total = 0
     if keys:
-        response = await es.search(
-            index=alias,
+        response = await backends.es.search(
+            index=backends.alias,
             query=related_query(list(keys), company.cnpj_basico),
             collapse={"field": "cnpj_basico"},
             sort=[{"cnpj": "asc"}],
             size=MAX_RELATED,
-            source_includes=_FIELDS,
+            source_includes=[*SOURCE_FIELDS, "busca.socios_chaves"],
             aggregations={"empresas": {"cardinality": {"field": "cnpj_basico"}}},
             track_total_hits=True,
         )
-        found = _search.decode(body(response))
-        total = found.aggregations.empresas.value if found.aggregations else 0
+        found = _decoder.decode(body(response))
+        counted = (found.aggregations or {}).get("empresas")
+        total = _cardinality.decode(counted).value if counted is not None else 0
         for hit in found.hits.hits:
-            related.append(_related(hit.source, keys))
+            chaves = hit.source.busca.socios_chaves if hit.source.busca else []
+            related.append(
+                Relacionada(
+                    **resumo(hit.source),
+                    socios_em_comum=[keys[key] for key in chaves if key in keys],
+                )
+            )
     return Quadro(
         cnpj=company.cnpj,
         razao_social=company.razao_social,
         socios=company.socios,
         relacionadas=related,
         total_relacionadas=total,
-    )
-
-
-def _related(source: _Source, keys: dict[str, str]) -> Relacionada:
-    address = source.endereco or _Endereco()
-    chaves = source.busca.socios_chaves if source.busca else []
-    return Relacionada(
-        cnpj=source.cnpj,
-        razao_social=source.razao_social,
-        nome_fantasia=source.nome_fantasia,
-        situacao_cadastral=source.situacao_cadastral.descricao
-        if source.situacao_cadastral
-        else None,
-        uf=address.uf,
-        municipio=address.municipio.nome if address.municipio else None,
-        socios_em_comum=[keys[key] for key in chaves if key in keys],
     )

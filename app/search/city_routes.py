@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from elasticsearch import AsyncElasticsearch
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from app.lib.paging import Cursors
+from app.context import Backends
 from app.lib.responses import json_response
-from app.search import filters as f
 from app.search.categories import Listed, listed
-from app.search.routes import RESPONSES, query_filters, run
-from app.settings import Settings
-
-CITY_FIELDS = ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "facets")
+from app.search.routes import RESPONSES, answer, query_filters
+from app.search.service import ACCEPTED, Modo
 
 
 @get(
@@ -29,19 +25,12 @@ CITY_FIELDS = ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "f
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": CITY_FIELDS, "cost": "buscas"},
+    opt={"query": ACCEPTED[Modo.CIDADES]},
 )
 async def companies_by_city(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = query_filters(request)
-    for name in ("municipio", "categoria"):
-        if getattr(filters, name) is None:
-            raise f.bad(name, f"Informe {name}.")
-    return await run(es, settings, cursors, filters, route="cidades", text=None)
+    return await answer(request, backends, query_filters(request), Modo.CIDADES)
 
 
 @get(

@@ -1,27 +1,28 @@
-"""`/search`, `/seek` and `/nome`: company search by name and structured filters."""
+"""`/search`, `/seek` and `/nome`: company search by name and structured filters. Each handler
+reads the filters from the query string or the body and calls `app.search.service.search`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from elasticsearch import AsyncElasticsearch
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from app.errors import BadRequestError, ErrorBody
-from app.lib import paging
+from app.context import Backends
+from app.errors import ErrorBody
+from app.lib.body import single_values
+from app.lib.operations import Custo, Operacao, meter
 from app.lib.responses import json_response
 from app.search import filters as f
-from app.search.names import name_query, ranking_boosts, words
-from app.search.service import Pagina, search
-from app.settings import Settings
+from app.search.service import ACCEPTED, Modo, Pagina, search
 
-NOT_FOR_SEARCH = ("nome",)
-NOT_FOR_SEEK = ("q",)
-NOME_FIELDS = ("nome", "uf", "limit", "cursor")
-_PAGING = ("limit", "cursor", "facets")
+OPERATIONS = {
+    Modo.SEARCH: Operacao("busca", Custo.BUSCA),
+    Modo.SEEK: Operacao("busca_avancada", Custo.BUSCA),
+    Modo.NOME: Operacao("busca_por_nome", Custo.BUSCA),
+    Modo.CIDADES: Operacao("busca_por_cidade", Custo.BUSCA),
+}
 
 RESPONSES = {
     200: ResponseSpec(data_container=Pagina, generate_examples=False, description="One page"),
@@ -37,69 +38,14 @@ RESPONSES = {
 
 
 def query_filters(request: Request[Any, Any, Any]) -> f.Filtros:
-    params = request.query_params.dict()
-    repeated = sorted(name for name, values in params.items() if len(values) > 1)
-    if repeated:
-        raise BadRequestError(
-            f"Parâmetro repetido: {', '.join(repeated)}.", details={"campo": repeated[0]}
-        )
-    return f.from_query({name: values[0] for name, values in params.items()})
+    return f.from_query(single_values(request.query_params.dict()))
 
 
-def _refuse(filters: f.Filtros, names: tuple[str, ...], hint: str) -> None:
-    for name in names:
-        if getattr(filters, name) is not None:
-            raise BadRequestError(
-                f"{name} não é aceito aqui: {hint}.", details={"campo": name, "aceitos": f.FIELDS}
-            )
-
-
-def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
-    shown: dict[str, Any] = msgspec.to_builtins(filters)
-    for name in _PAGING:
-        shown.pop(name, None)
-    if terms:
-        shown["termos"] = terms
-    return shown
-
-
-async def run(
-    es: AsyncElasticsearch,
-    settings: Settings,
-    cursors: paging.Cursors,
-    filters: f.Filtros,
-    *,
-    route: str,
-    text: str | None,
-    trade_weight: float = 1.0,
-    partners: bool = False,
+async def answer(
+    request: Request[Any, Any, Any], backends: Backends, filters: f.Filtros, mode: Modo
 ) -> Response[bytes]:
-    f.check_common(filters)
-    name = "q" if route == "search" else "nome"
-    terms = words(text) if text is not None else []
-    if text is not None and not terms:
-        raise f.bad(name, f"{name}: sem letras nem algarismos para buscar.", text)
-    clauses = f.clauses(filters)
-    if not terms and not clauses:
-        raise BadRequestError(
-            f"Informe {name} ou ao menos um filtro.", details={"aceitos": f.FIELDS}
-        )
-    matched = name_query(text, trade_weight=trade_weight, partners=partners) if text else None
-    must = matched or {"match_all": {}}
-    query = {"bool": {"must": [must], "filter": clauses, "should": ranking_boosts()}}
-    request = {"route": route, **applied(filters, terms)}
-    page = await search(
-        es,
-        settings.index_alias,
-        cursors,
-        query,
-        limit=filters.limit,
-        cursor=filters.cursor,
-        request_digest=paging.digest(request),
-        facets=[] if filters.cursor else f.facet_names(filters),
-    )
-    page.filtros = applied(filters, terms)
-    return json_response(page)
+    await meter(request, OPERATIONS[mode])
+    return json_response(await search(backends, filters, mode))
 
 
 _SEARCH_DOC = (
@@ -127,19 +73,12 @@ _SEEK_DOC = (
     description=_SEARCH_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={
-        "query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEARCH),
-        "cost": "buscas",
-    },
+    opt={"query": ACCEPTED[Modo.SEARCH]},
 )
 async def search_get(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[paging.Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = query_filters(request)
-    return await run(es, settings, cursors, filters, route="search", text=filters.q, partners=True)
+    return await answer(request, backends, query_filters(request), Modo.SEARCH)
 
 
 @post(
@@ -149,17 +88,11 @@ async def search_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
-    opt={"cost": "buscas"},
 )
 async def search_post(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[paging.Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = f.from_body(await request.body())
-    _refuse(filters, NOT_FOR_SEARCH, "use q")
-    return await run(es, settings, cursors, filters, route="search", text=filters.q, partners=True)
+    return await answer(request, backends, f.from_body(await request.body()), Modo.SEARCH)
 
 
 @get(
@@ -168,19 +101,12 @@ async def search_post(
     description=_SEEK_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={
-        "query": tuple(name for name in f.FIELDS if name not in NOT_FOR_SEEK),
-        "cost": "buscas",
-    },
+    opt={"query": ACCEPTED[Modo.SEEK]},
 )
 async def seek_get(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[paging.Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = query_filters(request)
-    return await run(es, settings, cursors, filters, route="seek", text=filters.nome)
+    return await answer(request, backends, query_filters(request), Modo.SEEK)
 
 
 @post(
@@ -190,17 +116,11 @@ async def seek_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
-    opt={"cost": "buscas"},
 )
 async def seek_post(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[paging.Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = f.from_body(await request.body())
-    _refuse(filters, NOT_FOR_SEEK, "use nome")
-    return await run(es, settings, cursors, filters, route="seek", text=filters.nome)
+    return await answer(request, backends, f.from_body(await request.body()), Modo.SEEK)
 
 
 @get(
@@ -212,17 +132,9 @@ async def seek_post(
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": NOME_FIELDS, "cost": "buscas"},
+    opt={"query": ACCEPTED[Modo.NOME]},
 )
 async def by_name(
-    request: Request[Any, Any, Any],
-    es: NamedDependency[AsyncElasticsearch],
-    settings: NamedDependency[Settings],
-    cursors: NamedDependency[paging.Cursors],
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    filters = query_filters(request)
-    if filters.nome is None:
-        raise f.bad("nome", "Informe nome.")
-    return await run(
-        es, settings, cursors, filters, route="nome", text=filters.nome, trade_weight=1.5
-    )
+    return await answer(request, backends, query_filters(request), Modo.NOME)

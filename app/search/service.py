@@ -1,77 +1,60 @@
-"""Run a company search: one bool query, sorted by relevance, paged by signed cursors."""
+"""Company search: the typed filters of `app.search.filters` turned into one bool query, run
+and paged with signed cursors. `/search`, `/seek`, `/nome`, `/seek/cidades` and the agent
+tools that search companies all call `search` with a mode.
+
+Modes differ in the text they search and the filters they take:
+- `search`: `q` over legal name, trade name and partner names;
+- `seek`: `nome` over legal and trade name (optional), structured filters;
+- `nome`: `nome` (required), the trade name weighted first, and `uf`;
+- `cidades`: `municipio` and `categoria` (both required), `uf`, `situacao`.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import msgspec
-from elasticsearch import AsyncElasticsearch, NotFoundError
 
+from app.context import Backends
+from app.domain.summary import Resumo, resumo
+from app.errors import BadRequestError
 from app.lib import paging
-from app.lib.elastic import body
-from app.search.filters import FACETS
+from app.lib.listing import Listing, fetch
+from app.search import filters as f
+from app.search.names import name_query, ranking_boosts, words
 
 SORT: list[dict[str, Any]] = [{"_score": "desc"}, {"cnpj": "asc"}]
 TIMEOUT = "3s"
 FACET_SIZE = 30
-_SOURCE = [
-    "cnpj", "razao_social", "nome_fantasia", "matriz_filial.descricao",
-    "situacao_cadastral.descricao", "abertura", "porte.descricao", "capital_social",
-    "cnae_principal.codigo", "cnae_principal.descricao", "endereco.municipio.nome",
-    "endereco.municipio.codigo_ibge", "endereco.uf", "endereco.cep",
-]  # fmt: skip
+AFTER = tuple[float, str]
+"""Sort values of a hit: its score and its CNPJ."""
+_PAGING = ("limit", "cursor", "facets")
 
 
-class _Label(msgspec.Struct):
-    descricao: str | None = None
+class Modo(StrEnum):
+    SEARCH = "search"
+    SEEK = "seek"
+    NOME = "nome"
+    CIDADES = "cidades"
 
 
-class _Cnae(msgspec.Struct):
-    codigo: str
-    descricao: str | None = None
+ACCEPTED: dict[Modo, tuple[str, ...]] = {
+    Modo.SEARCH: tuple(name for name in f.FIELDS if name != "nome"),
+    Modo.SEEK: tuple(name for name in f.FIELDS if name != "q"),
+    Modo.NOME: ("nome", "uf", "limit", "cursor"),
+    Modo.CIDADES: ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "facets"),
+}
+"""The fields each mode takes (the query-string routes refuse the others by name)."""
+_REQUIRED: dict[Modo, tuple[str, ...]] = {
+    Modo.NOME: ("nome",),
+    Modo.CIDADES: ("municipio", "categoria"),
+}
 
 
-class _Municipio(msgspec.Struct):
-    nome: str | None = None
-    codigo_ibge: str | None = None
+class ResultadoBusca(Resumo, kw_only=True):
+    """One establishment in a result list, with its relevance score."""
 
-
-class _Endereco(msgspec.Struct):
-    municipio: _Municipio | None = None
-    uf: str | None = None
-    cep: str | None = None
-
-
-class _Source(msgspec.Struct):
-    cnpj: str
-    razao_social: str | None = None
-    nome_fantasia: str | None = None
-    matriz_filial: _Label | None = None
-    situacao_cadastral: _Label | None = None
-    abertura: str | None = None
-    porte: _Label | None = None
-    capital_social: float | None = None
-    cnae_principal: _Cnae | None = None
-    endereco: _Endereco | None = None
-
-
-class Resultado(msgspec.Struct, kw_only=True):
-    """One establishment in a result list; the full record is at `/v1/cnpj/{cnpj}`."""
-
-    cnpj: str
-    razao_social: str | None
-    nome_fantasia: str | None
-    matriz_filial: str | None
-    situacao_cadastral: str | None
-    abertura: str | None
-    porte: str | None
-    capital_social: float | None
-    cnae_principal: str | None
-    cnae_descricao: str | None
-    municipio: str | None
-    codigo_ibge: str | None
-    uf: str | None
-    cep: str | None
     score: float | None
 
 
@@ -81,7 +64,7 @@ class Contagem(msgspec.Struct):
 
 
 class Pagina(msgspec.Struct, kw_only=True, omit_defaults=True):
-    data: list[Resultado]
+    data: list[ResultadoBusca]
     total: int
     next_cursor: str | None
     facets: dict[str, list[Contagem]] | None = None
@@ -89,75 +72,83 @@ class Pagina(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The filters as understood (normalised text, codes), to show what was applied."""
 
 
-class _Hit(msgspec.Struct):
-    source: _Source = msgspec.field(name="_source")
-    index: str = msgspec.field(name="_index", default="")
-    score: float | None = msgspec.field(name="_score", default=None)
-    sort: list[Any] = msgspec.field(default_factory=list)
+def _check_mode(filters: f.Filtros, mode: Modo) -> None:
+    accepted = ACCEPTED[mode]
+    for name in f.FIELDS:
+        if name not in accepted and getattr(filters, name) is not None and name != "limit":
+            hint = {"q": "use nome", "nome": "use q"}.get(name, f"aceitos: {', '.join(accepted)}")
+            raise BadRequestError(
+                f"{name} não é aceito aqui: {hint}.", details={"campo": name, "aceitos": accepted}
+            )
+    for name in _REQUIRED.get(mode, ()):
+        if getattr(filters, name) is None:
+            raise f.bad(name, f"Informe {name}.")
 
 
-class _Total(msgspec.Struct):
-    value: int
+def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
+    shown: dict[str, Any] = msgspec.to_builtins(filters)
+    for name in _PAGING:
+        shown.pop(name, None)
+    if terms:
+        shown["termos"] = terms
+    return shown
 
 
-class _Hits(msgspec.Struct):
-    total: _Total
-    hits: list[_Hit]
-
-
-class _Bucket(msgspec.Struct):
-    key: str
-    doc_count: int
-
-
-class _Agg(msgspec.Struct):
-    buckets: list[_Bucket]
-
-
-class _Response(msgspec.Struct):
-    hits: _Hits
-    aggregations: dict[str, _Agg] | None = None
-
-
-_decoder = msgspec.json.Decoder(_Response)
-
-
-def _label(value: _Label | None) -> str | None:
-    return value.descricao if value else None
-
-
-def _resultado(hit: _Hit) -> Resultado:
-    source = hit.source
-    address = source.endereco or _Endereco()
-    municipio = address.municipio or _Municipio()
-    cnae = source.cnae_principal
-    return Resultado(
-        cnpj=source.cnpj,
-        razao_social=source.razao_social,
-        nome_fantasia=source.nome_fantasia,
-        matriz_filial=_label(source.matriz_filial),
-        situacao_cadastral=_label(source.situacao_cadastral),
-        abertura=source.abertura,
-        porte=_label(source.porte),
-        capital_social=source.capital_social,
-        cnae_principal=cnae.codigo if cnae else None,
-        cnae_descricao=cnae.descricao if cnae else None,
-        municipio=municipio.nome,
-        codigo_ibge=municipio.codigo_ibge,
-        uf=address.uf,
-        cep=address.cep,
-        score=round(hit.score, 4) if hit.score is not None else None,
+def build_query(filters: f.Filtros, mode: Modo) -> tuple[dict[str, Any], list[str]]:
+    """The bool query of `filters` in `mode` and the normalised words it searches; 400 for
+    filters the mode does not take, bad values (naming the field), or nothing to search."""
+    _check_mode(filters, mode)
+    f.check_common(filters)
+    name = "q" if mode is Modo.SEARCH else "nome"
+    text = filters.q if mode is Modo.SEARCH else filters.nome
+    terms = words(text) if text is not None else []
+    if text is not None and not terms:
+        raise f.bad(name, f"{name}: sem letras nem algarismos para buscar.", text)
+    clauses = f.clauses(filters)
+    if not terms and not clauses:
+        raise BadRequestError(
+            f"Informe {name} ou ao menos um filtro.", details={"aceitos": ACCEPTED[mode]}
+        )
+    matched = (
+        name_query(
+            text,
+            trade_weight=1.5 if mode is Modo.NOME else 1.0,
+            partners=mode is Modo.SEARCH,
+        )
+        if text
+        else None
     )
+    query = {
+        "bool": {
+            "must": [matched or {"match_all": {}}],
+            "filter": clauses,
+            "should": ranking_boosts(),
+        }
+    }
+    return query, terms
 
 
-AFTER = tuple[float, str]
-"""Sort values of a hit: its score and its CNPJ."""
+async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
+    """One page of the companies matching `filters` in `mode`."""
+    query, terms = build_query(filters, mode)
+    shown = applied(filters, terms)
+    page = await run_query(
+        backends,
+        query,
+        limit=filters.limit,
+        cursor=filters.cursor,
+        request_digest=paging.digest({"route": mode.value, **shown}),
+        facets=[] if filters.cursor else f.facet_names(filters),
+    )
+    page.filtros = shown
+    return page
 
 
-async def search(
-    es: AsyncElasticsearch,
-    alias: str,
-    cursors: paging.Cursors,
+LISTING = Listing(lista="busca", sort=SORT, after=AFTER)
+
+
+async def run_query(
+    backends: Backends,
     query: dict[str, Any],
     *,
     limit: int,
@@ -165,49 +156,32 @@ async def search(
     request_digest: str,
     facets: list[str],
 ) -> Pagina:
-    """One page of `query`'s hits; `cursor` continues a previous page of the same request.
-
-    The first page reads the alias; the pages after it read the release index that served the
-    first (`app.lib.paging`), so a release swap never mixes two releases in one listing. One
-    hit beyond `limit` is asked for, so a cursor is made only when there is a next page."""
-    position: paging.Cursor[AFTER] | None = None
-    if cursor:
-        position = cursors.open(cursor, "busca", AFTER, request_digest)
-    if position is not None and not position.indice.startswith(f"{alias}-"):
-        raise paging.invalid_cursor(cursor or "")
-    aggregations = {name: {"terms": {"field": FACETS[name], "size": FACET_SIZE}} for name in facets}
-    try:
-        response = await es.search(
-            index=position.indice if position else alias,
-            query=query,
-            sort=SORT,
-            search_after=list(position.depois) if position else None,
-            size=limit + 1,
-            source_includes=_SOURCE,
-            track_total_hits=True,
-            timeout=TIMEOUT,
-            aggregations=aggregations or None,
-        )
-    except NotFoundError as error:
-        if position is not None and cursor:
-            raise paging.invalid_cursor(cursor) from error
-        raise
-    found = _decoder.decode(body(response))
-    hits = found.hits.hits[:limit]
-    next_cursor = None
-    if len(found.hits.hits) > limit:
-        last = hits[-1]
-        after = (float(last.sort[0]), str(last.sort[1]))
-        next_cursor = cursors.seal(paging.Cursor("busca", last.index, after, request_digest))
-    counted = None
-    if found.aggregations:
-        counted = {
-            name: [Contagem(valor=b.key, total=b.doc_count) for b in agg.buckets]
-            for name, agg in found.aggregations.items()
-        }
+    """One page of `query`'s hits, sorted by relevance then CNPJ, with facet counts."""
+    aggregations = {
+        name: {"terms": {"field": f.FACETS[name], "size": FACET_SIZE}} for name in facets
+    }
+    page = await fetch(
+        backends,
+        LISTING,
+        query,
+        limit=limit,
+        cursor=cursor,
+        request_digest=request_digest,
+        aggregations=aggregations,
+        timeout=TIMEOUT,
+    )
+    counted = {
+        name: [Contagem(valor=b.key, total=b.doc_count) for b in page.response.buckets(name)]
+        for name in facets
+    }
     return Pagina(
-        data=[_resultado(hit) for hit in hits],
-        total=found.hits.total.value,
-        next_cursor=next_cursor,
-        facets=counted,
+        data=[
+            ResultadoBusca(
+                **resumo(hit.source), score=round(hit.score, 4) if hit.score is not None else None
+            )
+            for hit in page.hits
+        ],
+        total=page.total,
+        next_cursor=page.next_cursor,
+        facets=counted or None,
     )
