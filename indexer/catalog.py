@@ -1,7 +1,9 @@
-"""The release's reference catalog: CNAE subclasses and municipalities, for autocomplete.
+"""The release's reference catalog: CNAE subclasses and municipalities, for autocomplete, and
+the release's other code tables (naturezas jurídicas, qualificações, países, motivos), for the
+agent interface's resources.
 
 Each release index `NAME` gets a small companion index `NAME-ref` built from the release's own
-CNAE and municipality tables (plus the shipped IBGE and CNAE-section data), with each entry's
+code tables (plus the shipped IBGE and CNAE-section data), CNAEs and municipalities with their
 count of establishments taken from the release index by one aggregation. The alias swap moves
 the catalog alias (`ALIAS-ref`) with the release alias, so both always describe the same month.
 """
@@ -15,7 +17,7 @@ from typing import Any
 import msgspec
 from elasticsearch import Elasticsearch
 
-from app.domain.catalog import CnaeDoc, MunicipioDoc, catalog_name, format_cnae
+from app.domain.catalog import CnaeDoc, MunicipioDoc, ReferenciaDoc, catalog_name, format_cnae
 from app.domain.cnae import hierarchy
 from app.domain.text import normalize
 from indexer.elastic import LoadError
@@ -38,10 +40,26 @@ def _search_texts(*names: str | None) -> list[str]:
     return sorted({normalize(name) for name in names if name and normalize(name)})
 
 
+_REFERENCE_TABLES = {
+    Kind.NATUREZAS: ("natureza", 4),
+    Kind.QUALIFICACOES: ("qualificacao", 2),
+    Kind.PAISES: ("pais", 3),
+    Kind.MOTIVOS: ("motivo", 2),
+}
+"""Each table's `tipo` in the catalog and the width of its codes as Receita writes them (the
+tables are keyed without leading zeros)."""
+
+
 def documents(
     refs: References, cnaes: dict[str, int], cities: dict[str, int]
-) -> Iterator[CnaeDoc | MunicipioDoc]:
-    """Catalog documents of the release's CNAE and municipality tables."""
+) -> Iterator[CnaeDoc | MunicipioDoc | ReferenciaDoc]:
+    """Catalog documents of the release's code tables."""
+    for kind, (tipo, width) in _REFERENCE_TABLES.items():
+        for key, description in refs.tables.get(kind, {}).items():
+            yield ReferenciaDoc(
+                tipo=tipo, codigo=key.zfill(width), descricao=description or None,
+                busca=_search_texts(description),
+            )  # fmt: skip
     for code, description in sorted(refs.tables.get(Kind.CNAES, {}).items()):
         yield CnaeDoc(
             codigo=code,
@@ -76,7 +94,12 @@ def build(es: Elasticsearch, index: str, refs: References) -> str:
     )
     operations: list[dict[str, Any]] = []
     for doc in documents(refs, cnaes, cities):
-        doc_id = f"{'cnae' if isinstance(doc, CnaeDoc) else 'municipio'}:{doc.codigo}"
+        tipo = (
+            doc.tipo
+            if isinstance(doc, ReferenciaDoc)
+            else ("cnae" if isinstance(doc, CnaeDoc) else "municipio")
+        )
+        doc_id = f"{tipo}:{doc.codigo}"
         operations += [{"index": {"_id": doc_id}}, msgspec.to_builtins(doc)]
     if operations:
         response = es.bulk(index=name, operations=operations, refresh=True)

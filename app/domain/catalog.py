@@ -41,6 +41,23 @@ class MunicipioDoc(MunicipioItem, frozen=True, kw_only=True, tag_field="tipo", t
     busca: list[str]
 
 
+class ReferenciaItem(msgspec.Struct, frozen=True, kw_only=True):
+    """An entry of one of Receita's smaller code tables (naturezas jurídicas, qualificações de
+    sócios, países, motivos de situação), as the release published it."""
+
+    codigo: str
+    descricao: str | None
+
+
+REFERENCE_KINDS = ("natureza", "qualificacao", "pais", "motivo")
+"""The `tipo` of those entries in the catalog."""
+
+
+class ReferenciaDoc(ReferenciaItem, frozen=True, kw_only=True):
+    tipo: str
+    busca: list[str]
+
+
 def catalog_name(name: str) -> str:
     """The catalog index of release index `name`, or the catalog alias of read alias `name`."""
     return name + "-ref"
