@@ -41,8 +41,11 @@ from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
 from app.lookup.routes import contacts, lookup_cnpj
+from app.market.routes import market, segments
+from app.mcp.routes import mcp_other, mcp_post
 from app.partners.routes import company_partners, partner_companies
 from app.ratelimit.limiter import RateLimiter
+from app.related.routes import related, similar
 from app.search.city_routes import city_categories, companies_by_city
 from app.search.routes import by_name, search_get, search_post, seek_get, seek_post
 from app.settings import Settings, get_settings
@@ -124,6 +127,12 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             city_categories,
             cnae_autocomplete,
             city_autocomplete,
+            segments,
+            market,
+            mcp_post,
+            mcp_other,
+            related,
+            similar,
             service_status,
             list_keys,
             create_key,

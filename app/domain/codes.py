@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 SITUACAO_CADASTRAL = {
     "01": "NULA",
     "02": "ATIVA",
@@ -72,3 +74,30 @@ def code_key(code: str) -> str:
     """Lookup key of a numeric code, insensitive to left zero padding (`"005"` == `"5"`)."""
     stripped = code.strip().lstrip("0")
     return stripped or ("0" if code.strip() else "")
+
+
+UF = Literal[
+    "AC", "AL", "AM", "AP", "BA", "CE", "DF", "ES", "GO", "MA", "MG", "MS", "MT", "PA",
+    "PB", "PE", "PI", "PR", "RJ", "RN", "RO", "RR", "RS", "SC", "SE", "SP", "TO",
+]  # fmt: skip
+"""A federative unit's abbreviation, as a type (the enum agents see in tool schemas)."""
+
+
+UF_NOMES = {
+    "AC": "Acre", "AL": "Alagoas", "AM": "Amazonas", "AP": "Amapá", "BA": "Bahia",
+    "CE": "Ceará", "DF": "Distrito Federal", "ES": "Espírito Santo", "GO": "Goiás",
+    "MA": "Maranhão", "MG": "Minas Gerais", "MS": "Mato Grosso do Sul", "MT": "Mato Grosso",
+    "PA": "Pará", "PB": "Paraíba", "PE": "Pernambuco", "PI": "Piauí", "PR": "Paraná",
+    "RJ": "Rio de Janeiro", "RN": "Rio Grande do Norte", "RO": "Rondônia", "RR": "Roraima",
+    "RS": "Rio Grande do Sul", "SC": "Santa Catarina", "SE": "Sergipe", "SP": "São Paulo",
+    "TO": "Tocantins",
+}  # fmt: skip
+"""Each UF's name, as IBGE writes it."""
+
+UF_IBGE = {
+    "RO": "11", "AC": "12", "AM": "13", "RR": "14", "PA": "15", "AP": "16", "TO": "17",
+    "MA": "21", "PI": "22", "CE": "23", "RN": "24", "PB": "25", "PE": "26", "AL": "27",
+    "SE": "28", "BA": "29", "MG": "31", "ES": "32", "RJ": "33", "SP": "35", "PR": "41",
+    "SC": "42", "RS": "43", "MS": "50", "MT": "51", "GO": "52", "DF": "53",
+}  # fmt: skip
+"""Each UF's IBGE code (the first two digits of its municipalities' codes)."""

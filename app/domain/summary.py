@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from app.domain.record import Socio
+from app.domain.record import Empresa, Socio
 
 SOURCE_FIELDS = [
     "cnpj", "cnpj_basico", "razao_social", "nome_fantasia", "matriz_filial.descricao",
@@ -124,3 +124,26 @@ def resumo(source: Fonte) -> dict[str, Any]:
         "uf": address.uf,
         "cep": address.cep,
     }
+
+
+def summary_of(company: Empresa) -> Resumo:
+    """The summary of a full record."""
+    address = company.endereco
+    municipio = address.municipio
+    cnae = company.cnae_principal
+    return Resumo(
+        cnpj=company.cnpj,
+        razao_social=company.razao_social,
+        nome_fantasia=company.nome_fantasia,
+        matriz_filial=company.matriz_filial.descricao,
+        situacao_cadastral=company.situacao_cadastral.descricao,
+        abertura=company.abertura,
+        porte=company.porte.descricao if company.porte else None,
+        capital_social=company.capital_social,
+        cnae_principal=cnae.codigo if cnae else None,
+        cnae_descricao=cnae.descricao if cnae else None,
+        municipio=municipio.nome if municipio else None,
+        codigo_ibge=municipio.codigo_ibge if municipio else None,
+        uf=address.uf,
+        cep=address.cep,
+    )

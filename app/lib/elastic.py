@@ -60,6 +60,8 @@ class Hit(msgspec.Struct, Generic[S]):
     index: str = msgspec.field(name="_index", default="")
     score: float | None = msgspec.field(name="_score", default=None)
     sort: list[Any] = msgspec.field(default_factory=list)
+    matched_queries: list[str] = msgspec.field(default_factory=list)
+    """The `_name` of each named clause the hit matched (to explain a ranking)."""
 
 
 class Total(msgspec.Struct):
@@ -72,8 +74,11 @@ class Hits(msgspec.Struct, Generic[S]):
 
 
 class Bucket(msgspec.Struct):
-    key: str
+    key: str | int
+    """A keyword's value, or a date histogram's start (epoch milliseconds)."""
     doc_count: int
+    key_as_string: str | None = None
+    """The formatted key of a date histogram's bucket."""
 
 
 class Buckets(msgspec.Struct):

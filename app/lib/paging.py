@@ -19,7 +19,7 @@ import base64
 import binascii
 import hashlib
 import hmac
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
 
@@ -27,6 +27,13 @@ from app.errors import BadRequestError
 
 MAX_CURSOR = 1024
 A = TypeVar("A")
+CursorTexto = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=MAX_CURSOR,
+        description="O next_cursor da página anterior, com os mesmos filtros.",
+    ),
+]
 
 
 class Cursor(msgspec.Struct, Generic[A], frozen=True, array_like=True, forbid_unknown_fields=True):

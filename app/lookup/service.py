@@ -33,7 +33,7 @@ CnpjTexto = Annotated[
 
 
 class ConsultaCnpj(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """One establishment by its CNPJ."""
+    """Um estabelecimento pelo CNPJ."""
 
     cnpj: CnpjTexto
 

@@ -32,7 +32,7 @@ LISTING = Listing(lista="socios", sort=[{"cnpj": "asc"}], after=tuple[str], fiel
 
 
 class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Companies of a partner: `nome` and/or `doc`; `idade` narrows a name."""
+    """Empresas de um sócio: nome e/ou doc; idade restringe um nome."""
 
     nome: (
         Annotated[
@@ -70,8 +70,10 @@ class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
-    cursor: Annotated[str, msgspec.Meta(max_length=paging.MAX_CURSOR)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT, description="Itens por página.")] = (
+        DEFAULT_LIMIT
+    )
+    cursor: paging.CursorTexto | None = None
 
 
 class Filtros(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -11,9 +11,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
 from app.context import Backends
-from app.lib.body import from_query
 from app.lib.operations import meter
 from app.lib.responses import json_response
+from app.lib.rest import query_route
 from app.lookup.routes import ERRORS
 from app.lookup.service import ConsultaCnpj
 from app.partners.related import BUSCAR_SOCIOS_RELACIONADOS, BuscaSocios, Pagina, relacionados
@@ -41,8 +41,13 @@ async def company_partners(
     return json_response(await quadro(backends, ConsultaCnpj(cnpj=cnpj)))
 
 
-@get(
+partner_companies = query_route(
     ["/socios/relacionados", "/v1/socios/relacionados"],
+    name="partner_companies",
+    operation=BUSCAR_SOCIOS_RELACIONADOS,
+    input=BuscaSocios,
+    output=Pagina,
+    run=relacionados,
     summary="Companies of a partner",
     description=(
         "Companies with a partner matching `nome` (normalised: accents, case and suffixes do "
@@ -50,15 +55,5 @@ async def company_partners(
         "and/or `idade` (Receita's age band 0-9, with `nome`). Paged: `limit` (default 20, at "
         "most 100) and the opaque `next_cursor` of the previous page."
     ),
-    responses={
-        200: ResponseSpec(data_container=Pagina, generate_examples=False, description="A page"),
-        400: ERRORS[400],
-    },
-    opt={"query": tuple(BuscaSocios.__struct_fields__)},
     tags=["Sócios"],
 )
-async def partner_companies(
-    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
-) -> Response[bytes]:
-    await meter(request, BUSCAR_SOCIOS_RELACIONADOS)
-    return json_response(await relacionados(backends, from_query(request, BuscaSocios)))

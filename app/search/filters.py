@@ -158,23 +158,30 @@ def _ufs(raw: str) -> list[str]:
     return _codes("uf", raw, {uf.lower(): uf for uf in codes.UFS})
 
 
-def _cnae_clause(raw: str, secondary: bool) -> dict[str, Any]:
+CNAE_CODE = re.compile(r"[\d\s./\-]+")
+"""A CNAE code as people write it: digits with optional punctuation (`4711-3/02`)."""
+
+
+def cnae_clause(raw: str, secondary: bool, field: str = "cnae") -> dict[str, Any]:
+    """The filter of a CNAE code of 2 to 7 digits on the primary activity (or any activity
+    with `secondary`); a 400 naming `field` for anything else."""
     code = digits(raw)
-    if len(code) not in (2, 3, 4, 5, 7) or len(code) != len(re.sub(r"[\s./\-]", "", raw)):
-        raise bad("cnae", "cnae: código de 2 (divisão), 3 (grupo), 4-5 (classe) ou 7 dígitos.", raw)
+    if len(code) not in (2, 3, 4, 5, 7) or not CNAE_CODE.fullmatch(raw):
+        message = f"{field}: código de 2 (divisão), 3 (grupo), 4-5 (classe) ou 7 dígitos."
+        raise bad(field, message, raw)
     if secondary:
         return (
             {"term": {"busca.cnaes": code}} if len(code) == 7 else {"prefix": {"busca.cnaes": code}}
         )
-    field = {
+    level = {
         2: "cnae_principal.grupo.divisao",
         3: "cnae_principal.grupo.grupo",
         5: "cnae_principal.grupo.classe",
         7: "cnae_principal.codigo",
     }.get(len(code))
-    if field is None:  # 4 digits: a class without its check digit
+    if level is None:  # 4 digits: a class without its check digit
         return {"prefix": {"cnae_principal.grupo.classe": code}}
-    return {"term": {field: code}}
+    return {"term": {level: code}}
 
 
 def _phone_clause(raw: str) -> dict[str, Any]:
@@ -239,7 +246,7 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
     if filters.uf is not None:
         found.append({"terms": {"endereco.uf": _ufs(filters.uf)}})
     if filters.cnae is not None:
-        found.append(_cnae_clause(filters.cnae, bool(filters.cnae_secundario)))
+        found.append(cnae_clause(filters.cnae, bool(filters.cnae_secundario)))
     if filters.categoria is not None:
         found.append(category_clause(filters.categoria))
     if filters.telefone is not None:

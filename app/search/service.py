@@ -171,7 +171,7 @@ async def run_query(
         timeout=TIMEOUT,
     )
     counted = {
-        name: [Contagem(valor=b.key, total=b.doc_count) for b in page.response.buckets(name)]
+        name: [Contagem(valor=str(b.key), total=b.doc_count) for b in page.response.buckets(name)]
         for name in facets
     }
     return Pagina(

@@ -1,0 +1,164 @@
+"""REST and the agent interface are two faces of one service layer: the same question asked of
+a REST route and of its tool gets the same answer; and the new operations hold their meaning
+(what is shared, the scope of similar companies, the market's counts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import MakeKey, Server
+from tests.mcp.conftest import NUMBERS, PARTNER, SAMPLE_CNPJ, SHARED_ADDRESS, rpc
+
+TWINS = [
+    ("consultar_cnpj", {"cnpj": SAMPLE_CNPJ}, f"/v1/cnpj/{SAMPLE_CNPJ}", {}),
+    (
+        "descobrir_segmentos_cnae",
+        {"termo": "padaria", "uf": "SP"},
+        "/v1/segmentos",
+        {"termo": "padaria", "uf": "SP"},
+    ),
+    (
+        "mapear_mercado_empresas",
+        {"segmento": "47", "uf": "SP", "limit": 3},
+        "/v1/mercado",
+        {"segmento": "47", "uf": "SP", "limit": 3},
+    ),
+    (
+        "encontrar_empresas_relacionadas",
+        {"kind": "socio", "value": NUMBERS[0]},
+        "/v1/relacionadas",
+        {"kind": "socio", "value": NUMBERS[0]},
+    ),
+    (
+        "encontrar_empresas_similares",
+        {"cnpj": SAMPLE_CNPJ, "escopo": "brasil"},
+        f"/v1/similares/{SAMPLE_CNPJ}",
+        {"escopo": "brasil"},
+    ),
+    ("buscar_socios_relacionados", {"nome": PARTNER}, "/v1/socios/relacionados", {"nome": PARTNER}),
+    (
+        "buscar_empresas_por_regiao_cnae",
+        {"cnae": "5611", "uf": "PR"},
+        "/v1/seek",
+        {"cnae": "5611", "uf": "PR"},
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def client(mcp_server: Server, make_key: MakeKey) -> Iterator[httpx.Client]:
+    with mcp_server.client(headers=make_key().headers) as api:
+        yield api
+
+
+def _tool(client: httpx.Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = rpc(
+        client, "tools/call", {"name": name, "arguments": arguments}
+    ).json()["result"]
+    assert not result.get("isError"), result
+    return dict(result["structuredContent"])
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path", "params"), TWINS, ids=[t[0] for t in TWINS])
+def test_rest_twin_same_answer_as_tool(
+    client: httpx.Client, tool: str, arguments: dict[str, Any], path: str, params: dict[str, Any]
+) -> None:
+    rest = client.get(path, params=params)
+    assert rest.status_code == 200, rest.text
+    assert _tool(client, tool, arguments) == rest.json()
+
+
+def test_related_each_kind_finds_what_is_shared(client: httpx.Client) -> None:
+    cep, number = SHARED_ADDRESS
+    cases = [
+        ({"kind": "socio", "value": PARTNER.title()}, set(NUMBERS), PARTNER),
+        ({"kind": "telefone", "value": "(41) 3333-4444"}, set(NUMBERS), "(41) 3333-4444"),
+        ({"kind": "telefone", "value": NUMBERS[1]}, {NUMBERS[0], NUMBERS[2]}, "(41) 33334444"),
+        (
+            {"kind": "email", "value": "CONTATO@agente.example"},
+            set(NUMBERS),
+            "contato@agente.example",
+        ),
+        (
+            {"kind": "endereco", "value": f"{cep[:5]}-{cep[5:]}, {number}"},
+            set(NUMBERS),
+            f"{cep} {number}",
+        ),
+        ({"kind": "endereco", "value": NUMBERS[2]}, {NUMBERS[0], NUMBERS[1]}, f"{cep} {number}"),
+    ]
+    for params, expected, shared in cases:
+        body = client.get("/v1/relacionadas", params=params).json()
+        assert {item["cnpj"] for item in body["data"]} == expected, params
+        assert all(item["em_comum"] == [shared] for item in body["data"]), (params, body["data"])
+        assert body["total"] == len(expected)
+
+
+def test_related_paged_and_bad_values_named(client: httpx.Client) -> None:
+    first = client.get("/v1/relacionadas", params={"kind": "socio", "value": PARTNER, "limit": 2})
+    second = client.get(
+        "/v1/relacionadas",
+        params={
+            "kind": "socio",
+            "value": PARTNER,
+            "limit": 2,
+            "cursor": first.json()["next_cursor"],
+        },
+    ).json()
+    seen = [i["cnpj"] for i in first.json()["data"]] + [i["cnpj"] for i in second["data"]]
+    assert sorted(seen) == sorted(NUMBERS)
+    assert second["next_cursor"] is None
+    for params, field in (
+        ({"kind": "cor", "value": "x"}, "kind"),
+        ({"kind": "telefone", "value": "123"}, "value"),
+        ({"kind": "email", "value": "sem-arroba"}, "value"),
+        ({"kind": "endereco", "value": "rua tal"}, "value"),
+        ({"kind": "socio", "value": "!!!"}, "value"),
+    ):
+        response = client.get("/v1/relacionadas", params=params)
+        assert response.status_code == 400, params
+        assert response.json()["details"]["campo"] == field
+    unknown = client.get("/v1/relacionadas", params={"kind": "socio", "value": "00000000000191"})
+    assert unknown.status_code == 404
+
+
+def test_similar_scope_narrows_and_reasons_explain(client: httpx.Client) -> None:
+    origin = client.get(f"/v1/cnpj/{SAMPLE_CNPJ}").json()
+    found = {
+        scope: client.get(
+            f"/v1/similares/{SAMPLE_CNPJ}", params={"escopo": scope, "limit": 50}
+        ).json()
+        for scope in ("municipio", "uf", "brasil")
+    }
+    assert found["municipio"]["total"] <= found["uf"]["total"] <= found["brasil"]["total"]
+    klass = origin["cnae_principal"]["grupo"]["classe"]
+    for scope, body in found.items():
+        for item in body["data"]:
+            assert item["cnpj"][:8] != SAMPLE_CNPJ[:8]
+            assert item["situacao_cadastral"] == "ATIVA"
+            assert item["cnae_principal"].startswith(klass)
+            same_subclass = item["cnae_principal"] == origin["cnae_principal"]["codigo"]
+            assert same_subclass == any(m.startswith("mesma atividade") for m in item["motivos"])
+            if scope == "uf":
+                assert item["uf"] == origin["endereco"]["uf"]
+    scores = [item["score"] for item in found["brasil"]["data"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_market_counts_agree_with_search(client: httpx.Client) -> None:
+    market = client.get("/v1/mercado", params={"segmento": "47", "uf": "SP", "limit": 5}).json()
+    seek = client.get("/v1/seek", params={"cnae": "47", "uf": "SP", "limit": 1}).json()
+    active = client.get("/v1/seek", params={"cnae": "47", "uf": "SP", "situacao": "ativa"}).json()
+    assert market["total"] == seek["total"]
+    assert market["ativas"] == active["total"]
+    assert market["por_uf"] == [{"codigo": "SP", "descricao": "São Paulo", "total": seek["total"]}]
+    assert sum(s["total"] for s in market["por_situacao"]) == market["total"]
+    assert [c["total"] for c in market["por_municipio"]] == sorted(
+        (c["total"] for c in market["por_municipio"]), reverse=True
+    )
+    unknown = client.get("/v1/mercado", params={"segmento": "zzzqqqxxx"})
+    assert unknown.status_code == 400
+    assert "descobrir_segmentos_cnae" in unknown.json()["message"]
