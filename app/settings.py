@@ -34,6 +34,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     the app refuses to start without one (`scripts/run.sh` generates one into `.state/`)."""
     public_url: str = "http://127.0.0.1:8000"
     """Base address callers use; `mcp_url` of the token bootstrap is this plus `/mcp`."""
+    mcp_allowed_hosts: str = ""
+    """Comma-separated host names the agent interface answers to, beside loopback and the host
+    of `public_url` (DNS-rebinding protection: other Host or Origin headers are refused)."""
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 25
     smtp_sender: str = "CNPJ Registry <no-reply@localhost>"

@@ -1,0 +1,133 @@
+"""JSON-RPC 2.0 as the Model Context Protocol uses it over Streamable HTTP: one message per POST,
+one JSON answer, no session.
+
+Why our own ~200 lines rather than the official SDK's server: the protocol surface of a
+stateless, JSON-response tools/resources/prompts server is small, the SDK serves a sixth of the
+throughput measured on our machines (`docs/mcp.md`), brings a second web stack (Starlette,
+pydantic) into every app process, and would describe tools with schemas written for it instead of
+the msgspec Structs our service functions already take and return. The official SDK client and
+the official conformance suite are the judges, in the test command.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+
+LATEST = "2025-11-25"
+SUPPORTED = (LATEST, "2025-06-18", "2025-03-26")
+"""Protocol revisions this server speaks; `initialize` answers the client's when it is one of
+these, else the latest."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+UNAUTHORIZED = -32040
+"""A key is needed (HTTP 401) or the one sent is not valid."""
+FORBIDDEN = -32043
+"""The key may not do this (HTTP 403): an address outside its allowlist, a call too large."""
+RATE_LIMITED = -32029
+"""The account's window is full (HTTP 429, with `Retry-After`)."""
+UNAVAILABLE = -32053
+"""A dependency of the access layer is down (HTTP 503, with `Retry-After`)."""
+
+Id = int | str | None
+
+
+class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
+    """One JSON-RPC message from the client: a request (with `id`), a notification (without),
+    or a response to something the server asked (this server never asks)."""
+
+    jsonrpc: str
+    method: str | None = None
+    id: Id | msgspec.UnsetType = msgspec.UNSET
+    params: dict[str, Any] | None = None
+    result: Any = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is msgspec.UNSET
+
+
+class ErrorObject(msgspec.Struct, kw_only=True, omit_defaults=True):
+    code: int
+    message: str
+    data: Any = None
+
+
+class RpcError(Exception):
+    """A JSON-RPC error answer, with the HTTP status and headers it travels with."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        *,
+        status: int = HTTPStatus.OK,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.data = data
+        self.headers = headers or {}
+
+
+class Reply(msgspec.Struct, kw_only=True):
+    """An answer: `jsonrpc` and `id` always (null when the request's could not be read), and
+    either `result` or `error` (the unset one is left out)."""
+
+    jsonrpc: str = "2.0"
+    id: Id = None
+    result: Any = msgspec.UNSET
+    error: ErrorObject | msgspec.UnsetType = msgspec.UNSET
+
+
+ENCODER = msgspec.json.Encoder(decimal_format="number")
+_decoder = msgspec.json.Decoder()
+
+
+def parse(raw: bytes) -> Message:
+    """The one message of a POST body; `RpcError` (HTTP 400) for anything else: not JSON, a
+    batch array (one message per POST since 2025-06-18), or not a JSON-RPC 2.0 message."""
+    try:
+        value = _decoder.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        raise RpcError(PARSE_ERROR, "Parse error: o corpo não é JSON válido.", status=400) from None
+    if isinstance(value, list):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: envie uma mensagem JSON-RPC por requisição (sem lotes).",
+            status=400,
+        )
+    request_id = value.get("id") if isinstance(value, dict) else None
+    request_id = request_id if isinstance(request_id, (int, str)) else None
+    try:
+        message = msgspec.convert(value, Message)
+    except (msgspec.ValidationError, RecursionError):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: esperado um objeto JSON-RPC 2.0 (jsonrpc, method, id, params).",
+            status=400,
+            data={"id": request_id},
+        ) from None
+    if message.jsonrpc != "2.0" or (message.method is None and message.is_notification):
+        raise RpcError(INVALID_REQUEST, 'Invalid Request: jsonrpc deve ser "2.0".', status=400)
+    return message
+
+
+def result(request_id: Id, value: Any) -> bytes:
+    return ENCODER.encode(Reply(id=request_id, result=value))
+
+
+def error(request_id: Id, failure: RpcError) -> bytes:
+    payload = ErrorObject(code=failure.code, message=failure.message, data=failure.data)
+    return ENCODER.encode(Reply(id=request_id, error=payload))

@@ -1,0 +1,152 @@
+"""`POST /mcp` and `POST /api/mcp`: the agent interface (Model Context Protocol, Streamable
+HTTP, one JSON answer per POST, no session, so any app process answers any request).
+
+Checks before the message is read: the Host and Origin headers against the allowed hosts
+(DNS-rebinding protection: 421 for a foreign Host, 403 for a foreign Origin), the content type
+(415), the Accept header (406) and the `MCP-Protocol-Version` header (400 for a revision this
+server does not speak). GET and DELETE answer 405 with `Allow: POST`: there is no event stream
+and no session to end."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+from elasticsearch import ApiError, TransportError
+from litestar import Request, Response, post, route
+from litestar.di import NamedDependency
+
+from app.auth.access import NO_TOKEN, Access
+from app.auth.middleware import access
+from app.context import Backends
+from app.errors import AppError, elastic_failure
+from app.mcp import protocol, resources, server
+from app.mcp.protocol import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
+
+PATHS = ["/mcp", "/api/mcp"]
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_JSON = "application/json"
+_rendered = resources.Rendered()
+
+
+def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
+    """Host names the agent interface answers to: loopback, the public URL's, and those the
+    operator lists in `MCP_ALLOWED_HOSTS`."""
+    names = {*LOOPBACK, (urlsplit(public_url).hostname or "").lower()}
+    names |= {name.strip().lower() for name in extra.split(",") if name.strip()}
+    return frozenset(name for name in names if name)
+
+
+def _host_name(value: str) -> str:
+    parsed = urlsplit(value if "//" in value else f"//{value}")
+    return (parsed.hostname or "").lower()
+
+
+def _answer(
+    body: bytes, status: int = 200, headers: dict[str, str] | None = None
+) -> Response[bytes]:
+    return Response(body, status_code=status, media_type=_JSON, headers=headers)
+
+
+def _failure(request_id: protocol.Id, failure: RpcError) -> Response[bytes]:
+    return _answer(protocol.error(request_id, failure), failure.status, failure.headers)
+
+
+def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> None:
+    headers = request.headers
+    if _host_name(headers.get("host", "")) not in hosts:
+        raise RpcError(
+            INVALID_REQUEST, "Host não permitido.", status=HTTPStatus.MISDIRECTED_REQUEST
+        )
+    origin = headers.get("origin")
+    if origin is not None and _host_name(origin) not in hosts:
+        raise RpcError(INVALID_REQUEST, "Origin não permitida.", status=HTTPStatus.FORBIDDEN)
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != _JSON:
+        raise RpcError(
+            INVALID_REQUEST, "Content-Type deve ser application/json.",
+            status=HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+        )  # fmt: skip
+    accept = headers.get("accept", "*/*").lower()
+    if not any(kind in accept for kind in (_JSON, "*/*", "application/*")):
+        raise RpcError(
+            INVALID_REQUEST, "Accept deve incluir application/json.",
+            status=HTTPStatus.NOT_ACCEPTABLE,
+        )  # fmt: skip
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in protocol.SUPPORTED:
+        raise RpcError(
+            INVALID_REQUEST,
+            f"MCP-Protocol-Version não suportada: {version[:32]}; use uma de "
+            f"{', '.join(protocol.SUPPORTED)}.",
+            status=HTTPStatus.BAD_REQUEST,
+        )
+
+
+def _as_failure(error: AppError) -> RpcError:
+    """A failure outside a tool (a resource, a completion) as a JSON-RPC error."""
+    if error.status == HTTPStatus.NOT_FOUND:
+        return RpcError(RESOURCE_NOT_FOUND, error.message)
+    if error.status == HTTPStatus.BAD_REQUEST:
+        return RpcError(INVALID_PARAMS, error.message, data=error.details)
+    return server.access_failure(error)
+
+
+@post(
+    PATHS,
+    summary="Agent interface (MCP, JSON-RPC 2.0)",
+    description=(
+        "Model Context Protocol 2025-11-25 over Streamable HTTP, one JSON-RPC message per POST "
+        "and one JSON answer, no session. Discovery (initialize, tools/list, resources/*, "
+        "prompts/*, completion/complete) needs no key; tools/call needs a Bearer key and counts "
+        "against the account's window like REST. See docs/mcp.md."
+    ),
+    status_code=200,
+    opt={"access": Access.AGENT},
+    security=NO_TOKEN,
+    tags=["Agentes (MCP)"],
+    include_in_schema=True,
+)
+async def mcp_post(
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
+) -> Response[bytes]:
+    settings = backends.settings
+    request_id: protocol.Id = None
+    try:
+        _check_headers(request, allowed_hosts(settings.public_url, settings.mcp_allowed_hosts))
+        message = protocol.parse(await request.body())
+        if message.method is None or message.is_notification:
+            return Response(b"", status_code=HTTPStatus.ACCEPTED)
+        request_id = None if message.id is msgspec.UNSET else message.id
+        context = server.Context(
+            backends,
+            access(request),
+            _rendered,
+            request.app.openapi_config.version,  # type: ignore[union-attr]
+            settings.public_url,
+        )
+        result = await server.dispatch(context, message.method, message.params)
+    except RpcError as failure:
+        return _failure(request_id, failure)
+    except AppError as error:
+        return _failure(request_id, _as_failure(error))
+    except (ApiError, TransportError) as error:
+        return _failure(request_id, server.access_failure(elastic_failure(error)))
+    return _answer(protocol.result(request_id, result))
+
+
+@route(
+    PATHS,
+    http_method=["GET", "DELETE"],
+    status_code=405,
+    include_in_schema=False,
+    opt={"access": Access.OPEN},
+)
+async def mcp_other() -> Response[bytes]:
+    failure = RpcError(
+        INVALID_REQUEST, "Use POST: este servidor não abre fluxos de eventos nem sessões.",
+        status=HTTPStatus.METHOD_NOT_ALLOWED, headers={"Allow": "POST"},
+    )  # fmt: skip
+    return _failure(None, failure)

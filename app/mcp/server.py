@@ -1,0 +1,243 @@
+"""The methods of the agent interface, over the tools, resources, prompts and completions.
+
+Discovery needs no key. A tool call needs one: it is admitted on the account's window and
+metered as its own operation through the same gate as REST (`app.lib.operations.charge`), so the
+audit row names the tool and the usage counter its cost. Access failures are JSON-RPC errors
+with the HTTP status REST would give (401, 403, 429, 503); failures of the tool itself (bad
+arguments, an unknown CNPJ, the index down) are tool results with `isError: true`, which an
+agent can read and act on.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+from elasticsearch import ApiError, TransportError
+
+from app.auth.gate import MISSING
+from app.auth.middleware import RequestAccess
+from app.context import Backends
+from app.errors import AppError, UnauthorizedError, elastic_failure
+from app.lib.body import convert
+from app.lib.operations import charge
+from app.mcp import completion, prompts, resources, tools
+from app.mcp.protocol import (
+    ENCODER,
+    FORBIDDEN,
+    INVALID_PARAMS,
+    LATEST,
+    METHOD_NOT_FOUND,
+    RATE_LIMITED,
+    RESOURCE_NOT_FOUND,
+    SUPPORTED,
+    UNAUTHORIZED,
+    UNAVAILABLE,
+    RpcError,
+)
+
+SERVER_NAME = "service-mcp"
+INSTRUCTIONS = (
+    "Dados abertos do CNPJ (Receita Federal): empresas, sócios, atividades, contatos. "
+    "Sequência recomendada: tools/list; planejar (descobrir_segmentos_cnae para achar os CNAEs, "
+    "mapear_mercado_empresas para dimensionar); contar e ver uma amostra curta "
+    "(buscar_empresas_por_regiao_cnae com limit pequeno); só então exportar ou criar um lote. "
+    "Detalhe empresas com consultar_cnpj. As ferramentas pedem Authorization: Bearer <API_KEY> "
+    "(obtenha em /api/mcp/auth/start e /api/mcp/auth/verify) e contam no limite por minuto da "
+    "conta, junto com a API REST. LGPD: contatos e sócios são dados pessoais; lotes pagos de "
+    "leads só com confirmar_lgpd e uso_responsavel verdadeiros, e sempre com opt-out. Leia "
+    "service://docs e service://exemplos."
+)
+_ACCESS_CODES = {
+    HTTPStatus.UNAUTHORIZED: UNAUTHORIZED,
+    HTTPStatus.FORBIDDEN: FORBIDDEN,
+    HTTPStatus.TOO_MANY_REQUESTS: RATE_LIMITED,
+    HTTPStatus.SERVICE_UNAVAILABLE: UNAVAILABLE,
+}
+_TOOLS_LIST = msgspec.Raw(ENCODER.encode({"tools": [tool.definition for tool in tools.TOOLS]}))
+_PROMPTS_LIST = {"prompts": [prompt.listed() for prompt in prompts.PROMPTS]}
+_TEMPLATES_LIST = {"resourceTemplates": [resources.listed_template(t) for t in resources.TEMPLATES]}
+
+
+class Context:
+    """One request to the agent interface: the services, the access state, the versions."""
+
+    def __init__(
+        self,
+        backends: Backends,
+        state: RequestAccess | None,
+        rendered: resources.Rendered,
+        version: str,
+        public_url: str,
+    ) -> None:
+        self.backends = backends
+        self.state = state
+        self.rendered = rendered
+        self.version = version
+        self.public_url = public_url
+
+
+def access_failure(error: AppError, public_url: str = "") -> RpcError:
+    """An access refusal as the JSON-RPC error the HTTP status travels with."""
+    data: dict[str, Any] | None = None
+    headers = dict(error.headers)
+    if error.status == HTTPStatus.UNAUTHORIZED:
+        headers["WWW-Authenticate"] = "Bearer"
+        base = public_url.rstrip("/")
+        data = {
+            "como_obter_uma_chave": (
+                f"POST {base}/api/mcp/auth/start com nome, email e telefone; depois "
+                f"POST {base}/api/mcp/auth/verify com email e o código recebido por e-mail. "
+                "Envie a chave em Authorization: Bearer <API_KEY>."
+            )
+        }
+    code = _ACCESS_CODES.get(HTTPStatus(error.status), UNAVAILABLE)
+    return RpcError(code, error.message, status=error.status, data=data, headers=headers)
+
+
+def _params(raw: dict[str, Any] | None) -> dict[str, Any]:
+    params = raw or {}
+    if params.get("cursor") is not None:
+        raise RpcError(INVALID_PARAMS, "cursor inválido: estas listas vêm numa página só.")
+    return params
+
+
+def _tool_error(error: AppError, tool: str) -> dict[str, Any]:
+    detail = f" Detalhes: {ENCODER.encode(error.details).decode()}." if error.details else ""
+    hint = {
+        HTTPStatus.BAD_REQUEST: " Corrija os argumentos conforme o inputSchema e tente de novo.",
+        HTTPStatus.NOT_FOUND: " Confira o valor (busque com buscar_empresas se preciso).",
+        HTTPStatus.SERVICE_UNAVAILABLE: " Tente de novo em alguns segundos.",
+    }.get(HTTPStatus(error.status), "")
+    return {
+        "content": [{"type": "text", "text": f"{tool}: {error.message}{detail}{hint}"}],
+        "isError": True,
+    }
+
+
+async def _admit(context: Context, tool: tools.Tool) -> None:
+    state = context.state
+    if state is None:  # an app built without the access layer (benchmarks only)
+        return
+    if state.caller.identity is None:
+        refusal = await state.gate.refuse(UnauthorizedError(MISSING), state.caller)
+        raise access_failure(refusal, context.public_url)
+    try:
+        await charge(state, tool.operation)
+    except AppError as error:
+        state.status = error.status
+        raise access_failure(error, context.public_url) from None
+
+
+async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name, arguments = params.get("name"), params.get("arguments")
+    tool = tools.BY_NAME.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise RpcError(
+            INVALID_PARAMS, f"Ferramenta desconhecida: {str(name)[:64]}.",
+            data={"ferramentas": sorted(tools.BY_NAME)},
+        )  # fmt: skip
+    if arguments is not None and not isinstance(arguments, dict):
+        raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")
+    await _admit(context, tool)
+    try:
+        output = await tool.run(context.backends, convert(arguments or {}, tool.input))
+    except AppError as error:
+        return _failed(context, error, tool.name)
+    except (ApiError, TransportError) as error:
+        return _failed(context, elastic_failure(error), tool.name)
+    text = ENCODER.encode(output).decode()
+    return {"content": [{"type": "text", "text": text}], "structuredContent": output}
+
+
+def _failed(context: Context, error: AppError, tool: str) -> dict[str, Any]:
+    if context.state is not None:
+        context.state.status = error.status
+    return _tool_error(error, tool)
+
+
+def initialize(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    asked = params.get("protocolVersion")
+    return {
+        "protocolVersion": asked if asked in SUPPORTED else LATEST,
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+            "prompts": {"listChanged": False},
+            "completions": {},
+        },
+        "serverInfo": {"name": SERVER_NAME, "title": "CNPJ Registry", "version": context.version},
+        "instructions": INSTRUCTIONS,
+    }
+
+
+async def list_resources(context: Context) -> dict[str, Any]:
+    listed = []
+    for resource in resources.RESOURCES:
+        content = await context.rendered.get(context.backends, resource)
+        listed.append(resources.listed(resource, len(content)))
+    return {"resources": listed}
+
+
+async def read_resource(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or len(uri) > 200:
+        raise RpcError(INVALID_PARAMS, "Informe uri (texto).")
+    resource = resources.BY_URI.get(uri)
+    if resource is not None:
+        content = await context.rendered.get(context.backends, resource)
+        return resources.contents(uri, resource.mime_type, content)
+    found = resources.read_template(uri)
+    if found is None:
+        raise RpcError(
+            RESOURCE_NOT_FOUND, f"Recurso desconhecido: {uri[:100]}", data={"uri": uri[:100]}
+        )
+    template, value = found
+    return resources.contents(uri, resources.JSON, await template.render(context.backends, value))
+
+
+def get_prompt(params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    prompt = prompts.BY_NAME.get(name) if isinstance(name, str) else None
+    if prompt is None:
+        raise RpcError(INVALID_PARAMS, f"Prompt desconhecido: {str(name)[:64]}.",
+                      data={"prompts": sorted(prompts.BY_NAME)})  # fmt: skip
+    values = params.get("arguments") or {}
+    if not isinstance(values, dict):
+        raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")
+    return prompt.render(values)
+
+
+async def dispatch(context: Context, method: str, raw: dict[str, Any] | None) -> Any:
+    """The result of one request; `RpcError` for a JSON-RPC error. A key that was sent but
+    refused (invalid, revoked, outside its allowlist) fails every method: discovery needs no
+    key, but a wrong one is never silently ignored."""
+    if context.state is not None and context.state.refusal is not None:
+        raise access_failure(context.state.refusal, context.public_url)
+    params = raw or {}
+    if method == "initialize":
+        return initialize(context, params)
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        _params(raw)
+        return _TOOLS_LIST
+    if method == "tools/call":
+        return await call_tool(context, params)
+    if method == "resources/list":
+        _params(raw)
+        return await list_resources(context)
+    if method == "resources/templates/list":
+        _params(raw)
+        return _TEMPLATES_LIST
+    if method == "resources/read":
+        return await read_resource(context, params)
+    if method == "prompts/list":
+        _params(raw)
+        return _PROMPTS_LIST
+    if method == "prompts/get":
+        return get_prompt(params)
+    if method == "completion/complete":
+        return await completion.complete(context.backends, params)
+    raise RpcError(METHOD_NOT_FOUND, f"Método desconhecido: {method[:64]}.")
