@@ -1,0 +1,131 @@
+"""Tool calls draw on the account's window with REST, carry the limit headers, count in the
+usage counters by their cost, and write an audit row naming the tool; discovery is free."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from tests.conftest import Issued, MakeKey, Server, another_key
+from tests.mcp.conftest import SAMPLE_CNPJ, rpc
+
+CALL = {"name": "consultar_cnpj", "arguments": {"cnpj": SAMPLE_CNPJ}}
+
+
+def _audit(server: Server, admin: Issued, key: Issued, expected: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 10
+    with server.client(headers=admin.headers) as api:
+        while True:
+            rows: list[dict[str, Any]] = api.get(
+                "/v1/admin/auditoria", params={"chave": key.key_id}
+            ).json()["data"]
+            if len(rows) >= expected or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.1)
+
+
+def test_starter_account_three_in_any_mix_of_rest_and_tools(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    first = make_key(plano="starter")
+    second = another_key(first)
+    with mcp_server.client(headers={}) as client:
+        answers = [
+            rpc(client, "tools/call", CALL, Authorization=f"Bearer {first.key}"),
+            client.get(f"/v1/cnpj/{SAMPLE_CNPJ}", headers=second.headers),
+            rpc(client, "tools/call", CALL, Authorization=f"Bearer {second.key}"),
+        ]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert [a.headers["X-RateLimit-Remaining"] for a in answers] == ["2", "1", "0"]
+        assert all(a.headers["X-RateLimit-Limit"] == "3" for a in answers)
+        refused_tool = rpc(
+            client, "tools/call", CALL, request_id=99, Authorization=f"Bearer {first.key}"
+        )
+        refused_rest = client.get(f"/v1/cnpj/{SAMPLE_CNPJ}", headers=first.headers)
+        # Discovery is not metered: it never eats the window nor is refused by it.
+        listed = rpc(client, "tools/list", Authorization=f"Bearer {first.key}")
+    assert refused_tool.status_code == 429
+    body = refused_tool.json()
+    assert body["id"] == 99
+    assert body["error"]["code"] == -32029
+    assert int(refused_tool.headers["Retry-After"]) >= 1
+    assert refused_tool.headers["X-RateLimit-Remaining"] == "0"
+    assert refused_rest.status_code == 429
+    assert listed.status_code == 200
+    assert "X-RateLimit-Limit" not in listed.headers
+
+
+def test_tool_calls_audited_and_metered_by_cost(mcp_server: Server, make_key: MakeKey) -> None:
+    key, admin = make_key(), make_key(papel="admin")
+    calls = [
+        CALL,
+        {"name": "buscar_empresas", "arguments": {"nome": "ione", "uf": "PR"}},
+        {"name": "mapear_mercado_empresas", "arguments": {"segmento": "padaria"}},
+        {"name": "consultar_cnpj", "arguments": {"cnpj": "00000000000191"}},  # not found
+    ]
+    with mcp_server.client(headers={**key.headers, "User-Agent": "agente-teste/1"}) as client:
+        for call in calls:
+            assert rpc(client, "tools/call", call).status_code == 200
+        rpc(client, "tools/list")  # discovery: not audited
+    rows = _audit(mcp_server, admin, key, 4)
+    assert [(r["operacao"], r["status"]) for r in rows] == [
+        ("consultar_cnpj", 404),
+        ("mapear_mercado_empresas", 200),
+        ("buscar_empresas", 200),
+        ("consultar_cnpj", 200),
+    ]
+    assert {r["rota"] for r in rows} == {"/mcp"}
+    assert {r["user_agent"] for r in rows} == {"agente-teste/1"}
+    assert {r["ip"] for r in rows} == {"127.0.0.1"}
+    with mcp_server.client(headers=key.headers) as client:
+        usage = client.get("/v1/me/uso").json()["data"]
+    assert [(u["consultas"], u["buscas"], u["analises"]) for u in usage] == [(2, 1, 1)]
+    with mcp_server.client(headers=admin.headers) as api:
+        by_tool = api.get(
+            "/v1/admin/auditoria", params={"chave": key.key_id, "operacao": "consultar_cnpj"}
+        ).json()
+    assert by_tool["total"] == 2
+
+
+def test_rest_calls_audited_with_their_operation(mcp_server: Server, make_key: MakeKey) -> None:
+    key, admin = make_key(), make_key(papel="admin")
+    with mcp_server.client(headers=key.headers) as client:
+        client.get(f"/v1/cnpj/{SAMPLE_CNPJ}")
+        client.get("/v1/search", params={"q": "ione"})
+        client.get("/v1/me/chaves")
+    rows = _audit(mcp_server, admin, key, 3)
+    assert [(r["rota"], r["operacao"]) for r in rows] == [
+        ("/v1/me/chaves", None),
+        ("/v1/search", "busca"),
+        ("/v1/cnpj/{cnpj}", "consultar_cnpj"),
+    ]
+
+
+def test_revoked_key_refused_on_every_method(mcp_server: Server, make_key: MakeKey) -> None:
+    owner = make_key()
+    with mcp_server.client(headers=owner.headers) as client:
+        created = client.post("/v1/me/chaves", json={"rotulo": "agente"}).json()
+        client.delete(f"/v1/me/chaves/{created['chave']['id']}")
+        revoked = {"Authorization": f"Bearer {created['api_key']}"}
+        for method in ("initialize", "tools/list", "tools/call"):
+            response = client.post(
+                "/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": method, "params": CALL},
+                headers=revoked,
+            )
+            assert response.status_code == 401, method
+            assert response.json()["error"]["code"] == -32040
+
+
+def test_allowlisted_key_from_elsewhere_403(mcp_server: Server, make_key: MakeKey) -> None:
+    owner = make_key()
+    with mcp_server.client(headers=owner.headers) as client:
+        created = client.post(
+            "/v1/me/chaves", json={"rotulo": "agente", "allowlist": ["10.0.0.0/8"]}
+        ).json()
+    with httpx.Client(base_url=mcp_server.url, timeout=10) as client:
+        response = rpc(client, "tools/call", CALL, Authorization=f"Bearer {created['api_key']}")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == -32043

@@ -1,0 +1,344 @@
+"""The protocol over raw HTTP: version negotiation, errors by code and HTTP status, headers
+(Host, Origin, Content-Type, Accept, MCP-Protocol-Version), notifications, GET and DELETE; and
+hypothesis throwing arbitrary bytes, JSON values and envelopes at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.mcp import protocol
+from tests.conftest import MakeKey, Server
+from tests.mcp.conftest import SAMPLE_CNPJ, rpc
+from tests.strategies import json_values
+
+
+@pytest.fixture(scope="module")
+def anonymous(mcp_server: Server) -> Iterator[httpx.Client]:
+    with mcp_server.client(headers={}) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def keyed(mcp_server: Server, make_key: MakeKey) -> Iterator[httpx.Client]:
+    with mcp_server.client(headers=make_key().headers) as client:
+        yield client
+
+
+def _error(response: httpx.Response, status: int, code: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body: dict[str, Any] = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["error"]["code"] == code, body
+    assert body["error"]["message"]
+    return body
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [
+        ("2025-11-25", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ],
+)
+def test_initialize_negotiates_version(anonymous: httpx.Client, asked: str, answered: str) -> None:
+    params = {
+        "protocolVersion": asked,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    body = rpc(anonymous, "initialize", params, request_id=7).json()
+    assert body["id"] == 7
+    assert body["result"]["protocolVersion"] == answered
+    assert body["result"]["serverInfo"]["name"] == "service-mcp"
+    instructions = body["result"]["instructions"]
+    assert "tools/list" in instructions
+    assert "LGPD" in instructions
+    assert "confirmar_lgpd" in instructions
+
+
+def test_ping_and_notifications(anonymous: httpx.Client) -> None:
+    assert rpc(anonymous, "ping", request_id="abc").json() == {
+        "jsonrpc": "2.0",
+        "id": "abc",
+        "result": {},
+    }
+    for method in (
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/whatever",
+    ):
+        response = anonymous.post("/mcp", json={"jsonrpc": "2.0", "method": method})
+        assert response.status_code == 202
+        assert response.content == b""
+    reply = anonymous.post("/mcp", json={"jsonrpc": "2.0", "id": 5, "result": {}})
+    assert reply.status_code == 202  # a client's response to nothing we asked: accepted
+
+
+def test_same_server_at_api_mcp(anonymous: httpx.Client) -> None:
+    first = rpc(anonymous, "tools/list").json()
+    second = anonymous.post(
+        "/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ).json()
+    assert first == second
+
+
+def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client) -> None:
+    body = _error(
+        anonymous.post("/mcp", content=b"{nope", headers={"content-type": "application/json"}),
+        400,
+        protocol.PARSE_ERROR,
+    )
+    assert body["id"] is None
+    _error(
+        anonymous.post("/mcp", json=[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+        400,
+        protocol.INVALID_REQUEST,
+    )
+    _error(
+        anonymous.post("/mcp", json={"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+        400,
+        protocol.INVALID_REQUEST,
+    )
+    _error(anonymous.post("/mcp", json={"id": 1, "method": "ping"}), 400, protocol.INVALID_REQUEST)
+    assert (
+        _error(rpc(anonymous, "no/such/method", request_id=9), 200, protocol.METHOD_NOT_FOUND)["id"]
+        == 9
+    )
+    unknown = _error(
+        rpc(keyed, "tools/call", {"name": "nope", "arguments": {}}), 200, protocol.INVALID_PARAMS
+    )
+    assert "consultar_cnpj" in unknown["error"]["data"]["ferramentas"]
+    _error(
+        rpc(anonymous, "resources/read", {"uri": "service://nada"}),
+        200,
+        protocol.RESOURCE_NOT_FOUND,
+    )
+    _error(
+        rpc(anonymous, "resources/read", {"uri": "service://municipios/ZZ"}),
+        200,
+        protocol.RESOURCE_NOT_FOUND,
+    )
+    _error(rpc(anonymous, "prompts/get", {"name": "nope"}), 200, protocol.INVALID_PARAMS)
+    _error(
+        rpc(anonymous, "prompts/get", {"name": "validar_fornecedor", "arguments": {}}),
+        200,
+        protocol.INVALID_PARAMS,
+    )
+    _error(
+        rpc(
+            anonymous,
+            "prompts/get",
+            {"name": "validar_fornecedor", "arguments": {"cnpj": "1", "cor": "azul"}},
+        ),
+        200,
+        protocol.INVALID_PARAMS,
+    )
+    _error(rpc(anonymous, "tools/list", {"cursor": "x"}), 200, protocol.INVALID_PARAMS)
+
+
+def test_tool_failures_are_results_an_agent_can_act_on(keyed: httpx.Client) -> None:
+    for arguments, expected in (
+        ({"cnpj": "123"}, "CNPJ inválido"),
+        ({"cnpj": "00000000000191"}, "não encontrado"),
+        ({}, "cnpj"),
+        ({"cnpj": SAMPLE_CNPJ, "extra": 1}, "extra"),
+    ):
+        result = rpc(keyed, "tools/call", {"name": "consultar_cnpj", "arguments": arguments})
+        assert result.status_code == 200
+        body = result.json()["result"]
+        assert body["isError"] is True
+        assert expected in body["content"][0]["text"], body
+        assert "structuredContent" not in body
+    wrong_enum = rpc(
+        keyed,
+        "tools/call",
+        {
+            "name": "encontrar_empresas_similares",
+            "arguments": {"cnpj": SAMPLE_CNPJ, "escopo": "lua"},
+        },
+    )
+    assert wrong_enum.json()["result"]["isError"] is True
+    assert "escopo" in wrong_enum.json()["result"]["content"][0]["text"]
+
+
+def test_tool_call_without_key_401_keeps_id_says_how_to_get_one(anonymous: httpx.Client) -> None:
+    response = rpc(
+        anonymous,
+        "tools/call",
+        {"name": "consultar_cnpj", "arguments": {"cnpj": SAMPLE_CNPJ}},
+        request_id=42,
+    )
+    body = _error(response, 401, protocol.UNAUTHORIZED)
+    assert body["id"] == 42
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert "/api/mcp/auth/start" in body["error"]["data"]["como_obter_uma_chave"]
+    wrong = anonymous.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        headers={"Authorization": "Bearer cnpj_00000000_" + "a" * 43},
+    )
+    assert _error(wrong, 401, protocol.UNAUTHORIZED)["id"] == 3
+
+
+def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server: Server) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    _error(
+        anonymous.post("/mcp", json=ping, headers={"Origin": "http://evil.example.com"}),
+        403,
+        protocol.INVALID_REQUEST,
+    )
+    _error(
+        anonymous.post("/mcp", json=ping, headers={"Host": "evil.example.com"}),
+        421,
+        protocol.INVALID_REQUEST,
+    )
+    local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
+    assert local.status_code == 200
+    _error(
+        anonymous.post("/mcp", json=ping, headers={"MCP-Protocol-Version": "2099-01-01"}),
+        400,
+        protocol.INVALID_REQUEST,
+    )
+    assert (
+        anonymous.post(
+            "/mcp", json=ping, headers={"MCP-Protocol-Version": "2025-06-18"}
+        ).status_code
+        == 200
+    )
+    _error(
+        anonymous.post(
+            "/mcp",
+            content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            headers={"content-type": "text/plain"},
+        ),
+        415,
+        protocol.INVALID_REQUEST,
+    )
+    _error(
+        anonymous.post("/mcp", json=ping, headers={"Accept": "text/html"}),
+        406,
+        protocol.INVALID_REQUEST,
+    )
+
+
+def test_get_and_delete_405_allow_post(anonymous: httpx.Client) -> None:
+    for method in ("GET", "DELETE"):
+        for path in ("/mcp", "/api/mcp"):
+            response = anonymous.request(method, path)
+            assert response.status_code == 405
+            assert response.headers["Allow"] == "POST"
+
+
+envelopes = st.fixed_dictionaries(
+    {"jsonrpc": st.sampled_from(["2.0", "2.0", "1.0"]) | json_values},
+    optional={
+        "id": st.integers() | st.text(max_size=10) | st.none() | json_values,
+        "method": st.sampled_from(
+            [
+                "initialize",
+                "ping",
+                "tools/list",
+                "tools/call",
+                "resources/list",
+                "resources/read",
+                "resources/templates/list",
+                "prompts/list",
+                "prompts/get",
+                "completion/complete",
+                "x",
+            ]
+        )
+        | json_values,
+        "params": st.dictionaries(
+            st.sampled_from(
+                ["name", "arguments", "uri", "ref", "argument", "cursor", "protocolVersion"]
+            ),
+            json_values,
+            max_size=4,
+        )
+        | json_values,
+    },
+)
+
+
+def _valid_answer(response: httpx.Response) -> None:
+    assert response.status_code < 500 or response.status_code == 503, response.text
+    if response.status_code == 202:
+        assert response.content == b""
+        return
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert ("result" in body) != ("error" in body)
+    if "error" in body:
+        assert isinstance(body["error"]["code"], int)
+
+
+@settings(max_examples=150)
+@given(raw=st.binary(max_size=300))
+def test_any_bytes_json_rpc_error_never_500(keyed: httpx.Client, raw: bytes) -> None:
+    response = keyed.post("/mcp", content=raw, headers={"content-type": "application/json"})
+    _valid_answer(response)
+
+
+@settings(max_examples=300)
+@given(message=envelopes | json_values)
+def test_any_envelope_answered_by_the_protocol_never_500(keyed: httpx.Client, message: Any) -> None:
+    _valid_answer(keyed.post("/mcp", json=message))
+
+
+@settings(max_examples=150)
+@given(
+    name=st.sampled_from(
+        [
+            "consultar_cnpj",
+            "buscar_empresas",
+            "buscar_socios_relacionados",
+            "descobrir_segmentos_cnae",
+            "buscar_empresas_por_regiao_cnae",
+            "encontrar_empresas_relacionadas",
+            "encontrar_empresas_similares",
+            "mapear_mercado_empresas",
+        ]
+    ),
+    arguments=st.dictionaries(
+        st.sampled_from(
+            [
+                "cnpj",
+                "nome",
+                "uf",
+                "cidade",
+                "cnae",
+                "termo",
+                "kind",
+                "value",
+                "escopo",
+                "segmento",
+                "limit",
+                "cursor",
+                "com_email",
+                "situacao",
+                "doc",
+            ]
+        ),
+        json_values | st.text(max_size=300),
+        max_size=5,
+    ),
+)
+def test_any_tool_arguments_result_or_tool_error(
+    keyed: httpx.Client, name: str, arguments: dict[str, Any]
+) -> None:
+    response = rpc(keyed, "tools/call", {"name": name, "arguments": arguments})
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["content"][0]["text"]
+    assert result.get("isError", False) or "structuredContent" in result
