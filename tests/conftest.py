@@ -16,6 +16,7 @@ import os
 import secrets
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -183,7 +184,10 @@ def generic_key() -> Issued:
 
 
 class Server:
-    """The app served by `registry-api` (uvicorn) with two worker processes, as in production."""
+    """The app served by `registry-api` (uvicorn) with two worker processes, as in production.
+
+    Its output goes to a file (a pipe nobody reads would block a chatty server); `stop()` reads
+    it and fails on any traceback in it, so an error the server swallowed is never unseen."""
 
     def __init__(
         self,
@@ -204,19 +208,22 @@ class Server:
             "REFUSED_LIMIT": "1000000",
             **(env or {}),
         }
+        self.log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by stop()
+            prefix="server-", suffix=".log", delete=False
+        )
         self.process = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "registry-api"), "--host", host,
              "--port", str(self.port), "--workers", str(workers)],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.headers = generic_key().headers
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.process.stderr.read()!r}")  # type: ignore[union-attr]
+                raise RuntimeError(f"server exited: {self.log()[-4000:]}")
             try:
                 httpx.get(f"{self.url}/health", timeout=1)
                 return
@@ -234,14 +241,23 @@ class Server:
             options["transport"] = httpx.HTTPTransport(local_address=address)
         return httpx.Client(base_url=self.url, **options)
 
+    def log(self) -> str:
+        return Path(self.log_file.name).read_text(encoding="utf-8", errors="replace")
+
     def stop(self) -> str:
+        """Stops the server (SIGTERM: in-flight requests finish, the audit queue drains) and
+        returns its log; an AssertionError when the log holds a traceback."""
         self.process.terminate()
         try:
-            _, err = self.process.communicate(timeout=20)
+            self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _, err = self.process.communicate()
-        return err.decode("utf-8", "replace") if err else ""
+            self.process.wait()
+        self.log_file.close()
+        log = self.log()
+        Path(self.log_file.name).unlink(missing_ok=True)
+        assert "Traceback" not in log, log[-8000:]
+        return log
 
 
 @contextlib.contextmanager
@@ -261,6 +277,23 @@ def peer_alias(load: Loader, new_alias: Callable[[], str]) -> str:
     alias = new_alias()
     load(PEER_DATA, alias)
     return alias
+
+
+SAMPLE = ROOT / "fixtures" / "sample"
+
+
+@pytest.fixture(scope="session")
+def sample_alias(load: Loader, new_alias: Callable[[], str]) -> str:
+    """An alias holding the bundled sample release (2,000 real establishments)."""
+    alias = new_alias()
+    load(SAMPLE, alias)
+    return alias
+
+
+@pytest.fixture(scope="session")
+def sample_server(sample_alias: str) -> Iterator[Server]:
+    with serving(sample_alias) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
