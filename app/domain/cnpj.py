@@ -15,6 +15,7 @@ LENGTH = 14
 _BODY = re.compile(r"[0-9A-Z]{12}")
 _DIGITS = re.compile(r"[0-9]{2}")
 _PUNCTUATION = re.compile(r"[\s./\-]")
+_ZERO_BODY = "0" * 12
 _FIRST_WEIGHTS = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 _SECOND_WEIGHTS = (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 _OFFSET = {len(w): 48 * sum(w) for w in (_FIRST_WEIGHTS, _SECOND_WEIGHTS)}
@@ -27,6 +28,8 @@ class Problem(StrEnum):
     EMPTY = "vazio"
     LENGTH = "tamanho"
     CHARACTERS = "caracteres"
+    ZEROS = "zerado"
+    """Root and order all zeros: its check digits compute (`00`), but no such CNPJ exists."""
     FIRST_DIGIT = "primeiro_digito"
     SECOND_DIGIT = "segundo_digito"
 
@@ -40,6 +43,7 @@ MESSAGES = {
         "Os 12 primeiros caracteres do CNPJ devem ser letras A-Z ou algarismos e os dois "
         "últimos, algarismos."
     ),
+    Problem.ZEROS: "Não existe CNPJ com raiz e ordem zeradas.",
     Problem.FIRST_DIGIT: "O primeiro dígito verificador não confere.",
     Problem.SECOND_DIGIT: "O segundo dígito verificador não confere.",
 }
@@ -92,6 +96,8 @@ def check(raw: str) -> Check:
             return Check(value, Problem.LENGTH)
         if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
             return Check(value, Problem.CHARACTERS)
+    if value.startswith(_ZERO_BODY):
+        return Check(value, Problem.ZEROS)
     codes = value.encode()
     first = _digit(sum(map(mul, codes, _FIRST_WEIGHTS)) - _OFFSET[12])
     if value[12] != first:

@@ -3,7 +3,9 @@
 Each of the 27 federative units has its own length, prefix and check-digit rule. They come from
 `erpbrasil.base` (maintained by the Odoo Brazil community, MIT), which covers all 27 and keeps
 up with state changes (the 2025 `50` prefix of Mato Grosso do Sul, for one); this module only
-cleans the input and turns the library's answer into a reason the caller can show.
+cleans the input and turns the library's answer into a reason the caller can show. One
+exception: Goiás, where the library accepts only the prefixes 10, 11 and 20 while SINTEGRA's
+published rule allows 10, 11 and 20 to 29; Goiás is checked by that rule here (`_goias`).
 """
 
 from __future__ import annotations
@@ -77,11 +79,34 @@ def check(uf: str, raw: str) -> Problem | None:
         return Problem.CHARACTERS
     if value.startswith("P") and state != "SP":
         return Problem.CHARACTERS
+    if state == "GO":
+        return None if _goias(value) else Problem.CHECK_DIGIT
     try:
         valid = bool(_ie.validar(state.lower(), value))
     except (IndexError, ValueError):
         valid = False
     return None if valid else Problem.CHECK_DIGIT
+
+
+_GO_PREFIXES = frozenset({"10", "11", *(str(n) for n in range(20, 30))})
+_GO_WEIGHTS = (9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def _goias(value: str) -> bool:
+    """SINTEGRA's rule for Goiás (http://www.sintegra.gov.br/Cad_Estados/cad_GO.html): nine
+    digits, prefix 10, 11 or 20 to 29, one check digit over the first eight with weights 9..2;
+    a remainder of 1 gives 1 for the numbers 10103105 to 10119997 and 0 for the others (as
+    erpbrasil.base and Caelum Stella read the rule)."""
+    if len(value) != 9 or not value.isdigit() or value[:2] not in _GO_PREFIXES:
+        return False
+    remainder = sum(int(d) * w for d, w in zip(value[:8], _GO_WEIGHTS, strict=True)) % 11
+    if remainder == 0:
+        digit = 0
+    elif remainder == 1:
+        digit = 1 if 10103105 <= int(value[:8]) <= 10119997 else 0
+    else:
+        digit = 11 - remainder
+    return int(value[8]) == digit
 
 
 def _mask_pr(value: str) -> str:

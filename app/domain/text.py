@@ -70,9 +70,20 @@ def fold(text: str) -> str:
     return translated.lower() if translated.isascii() else _fold_unicode(text)
 
 
+_TRANSLITERATIONS = str.maketrans(
+    {
+        "Æ": "AE", "æ": "ae", "Ð": "D", "ð": "d", "Ø": "O", "ø": "o", "Þ": "TH", "þ": "th",
+        "Œ": "OE", "œ": "oe", "Ł": "L", "ł": "l", "Đ": "D", "đ": "d", "Ħ": "H", "ħ": "h",
+        "Ŧ": "T", "ŧ": "t", "Ŋ": "N", "ŋ": "n", "ı": "i", "Ŀ": "L", "ŀ": "l",
+    }
+)  # fmt: skip
+"""Latin letters that are not an accented base letter (no Unicode decomposition, or one that
+adds a symbol, as `ŀ` = `l·`), spelled as people type them (the ASCII folding of Lucene)."""
+
+
 def _fold_unicode(text: str) -> str:
     # Marks go before case folding: some combining marks fold to letters (U+0345 -> iota).
-    lowered = _strip_marks(text).casefold()
+    lowered = _strip_marks(text.translate(_TRANSLITERATIONS)).casefold()
     return lowered if lowered.isascii() else _strip_marks(lowered)
 
 

@@ -20,7 +20,7 @@ class Validacao(msgspec.Struct, kw_only=True):
     """The input without punctuation, letters upper-cased."""
     valido: bool
     motivo: str | None
-    """`vazio`, `tamanho`, `caracteres`, `primeiro_digito` or `segundo_digito`."""
+    """`vazio`, `tamanho`, `caracteres`, `zerado`, `primeiro_digito` or `segundo_digito`."""
     mensagem: str | None
     formatado: str | None
     alfanumerico: bool
