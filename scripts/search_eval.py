@@ -9,29 +9,45 @@
 names) and, for each real company row of the sample (real legal names, most of them MEIs), a
 matriz and sometimes a filial. Load it with `indexer load OUT --alias search-eval`.
 
-`queries` writes the labelled set from the real names: for each name that is unique once
-normalised, the query a user would type with accents removed or added, a typo in one word,
-words reordered, the legal suffix dropped, abbreviations, two words joined or one split, or a
-prefix while typing. Each query is labelled with the company root it means; the first hit of
-that company in the top 10 gives its reciprocal rank. The file is committed, so every run
+`queries` writes the labelled set from the real names: for each name that no other company of
+the release shares, the query a user would type with accents removed or added, a typo in one
+word, words reordered, the legal suffix dropped, abbreviations, two words joined or one split,
+or a prefix while typing. Each query is labelled with the company root it means; the first hit
+of that company in the top 10 gives its reciprocal rank. The file is committed, so every run
 measures the same thing.
 
-`run` sends every query to the API and prints MRR@10, hit@1, the figures per kind of query and
-the worst queries.
+The labels use none of the app's text code (`app/domain/text.py`): a bug there would bend the
+labels with the results and go unseen. The rules below are the script's own, written from what
+Receita's names look like: accents are removed by Unicode NFKD, words are the runs of letters
+and digits, the legal suffixes and the abbreviations are this file's own tables
+(`LEGAL_SUFFIXES`, `ABBREVIATIONS`). A name is kept only when its comparison key (`name_key`:
+upper case, no accents, punctuation as a separator, abbreviations written out, trailing legal
+suffixes dropped) belongs to one company root of the release, and a query only when it does
+not spell another company's name by the same key (nor, for reordered words, by its sorted
+words; for joined or split words, by its letters without spaces; for a prefix, when the name of
+one company alone starts with it).
+
+`run` sends every query to the API and prints MRR@10 and hit@1, overall and per kind of query,
+and the worst queries with the company that came first instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import io
+import itertools
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
+import unicodedata
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +59,95 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from app.domain.cnpj import check_digits  # noqa: E402
-from app.domain.text import ABBREVIATIONS, COMPANY_SUFFIXES, fold, normalize_name  # noqa: E402
 
 SAMPLE = ROOT / "fixtures" / "sample"
 QUERIES = ROOT / "tests" / "data" / "search-queries.json"
 TEST_ROOTS = {f"990000{n:02d}" for n in range(1, 7)}
-_EXPANSIONS = {
+
+ABBREVIATIONS: dict[str, str] = {
+    "ADMINISTRACAO": "ADM",
+    "ALIMENTOS": "ALIM",
+    "ASSESSORIA": "ASSESS",
+    "ASSOCIACAO": "ASSOC",
+    "COMERCIAL": "COML",
     "COMERCIO": "COM",
-    "INDUSTRIA": "IND",
     "COMPANHIA": "CIA",
+    "CONFECCOES": "CONFEC",
+    "CONSTRUCOES": "CONSTR",
+    "COOPERATIVA": "COOP",
     "DISTRIBUIDORA": "DISTRIB",
+    "EMPREENDIMENTOS": "EMPREEND",
+    "ENGENHARIA": "ENG",
+    "EQUIPAMENTOS": "EQUIP",
+    "EXPORTACAO": "EXP",
+    "IMPORTACAO": "IMP",
+    "INDUSTRIA": "IND",
+    "MATERIAIS": "MAT",
     "PARTICIPACOES": "PART",
-    "EMPREENDIMENTOS": "EMP",
+    "PRODUTOS": "PROD",
+    "REPRESENTACOES": "REPR",
     "SERVICOS": "SERV",
     "TRANSPORTES": "TRANSP",
 }
+"""Words of company names and the abbreviation Receita's names write for them (`COM E IND`,
+`IMP E EXP`, `MAT DE CONSTR`), upper case without accents; each abbreviation stands for one
+word, so the table reads both ways."""
+_EXPANSIONS = {short: word for word, short in ABBREVIATIONS.items()}
+_WORDS_TOO = {"COM"}
+"""Abbreviations that are also Portuguese words (`CAFE COM LEITE`): a query writes them out only
+when a dot marks them as abbreviations (`COM.`), as the name may mean the word; comparison keys
+always do, so no reading of a kept name is another company's name."""
+
+LEGAL_SUFFIXES: frozenset[tuple[str, ...]] = frozenset(
+    tuple(suffix.split())
+    for suffix in (
+        "LTDA", "LIMITADA", "ME", "M E", "EPP", "EIRELI", "MEI", "EI", "SLU",
+        "SOCIEDADE UNIPESSOAL", "SA", "S A", "SOCIEDADE ANONIMA", "SS", "S S", "SC", "S C",
+        "SOCIEDADE INDIVIDUAL DE ADVOCACIA",
+    )
+)  # fmt: skip
+"""Brazilian legal forms written after a company's name (limitada, micro and small company,
+individual company, sociedade unipessoal, sociedade anônima, sociedade simples and civil,
+a lawyer's sole-member firm), as words (`S/A` and `S.A.` are the words `S A`). They say what
+kind of company it is, not which one."""
+_LONGEST_SUFFIX = max(len(suffix) for suffix in LEGAL_SUFFIXES)
+_WORD = re.compile(r"[^\W_]+")
 _ACCENTS = {"A": "Á", "E": "Ê", "O": "Ó", "C": "Ç", "I": "Í", "U": "Ú"}
+_KEY_KINDS = {"reordered": "sorted", "joined": "spaceless", "split": "spaceless"}
+
+
+def strip_accents(text: str) -> str:
+    """`text` without accents or cedillas (Unicode NFKD, combining marks dropped)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def words_of(text: str) -> list[str]:
+    """Upper-case words of `text` without accents; anything but a letter or digit separates."""
+    return _WORD.findall(strip_accents(text).upper())
+
+
+def _suffix_length(words: list[str]) -> int:
+    """How many of the last `words` spell a legal suffix (the longest one), or 0."""
+    for size in range(min(_LONGEST_SUFFIX, len(words)), 0, -1):
+        if tuple(words[-size:]) in LEGAL_SUFFIXES:
+            return size
+    return 0
+
+
+def name_key(text: str) -> str:
+    """What tells two names apart for a user: words of `text` with abbreviations written out and
+    trailing legal suffixes dropped (a name made of suffixes only keeps them)."""
+    words = [_EXPANSIONS.get(word, word) for word in words_of(text)]
+    while (size := _suffix_length(words)) and size < len(words):
+        del words[-size:]
+    return " ".join(words)
+
+
+def _keys(text: str) -> dict[str, str]:
+    """The comparison keys of `text`: by words, by sorted words, by letters without spaces."""
+    key = name_key(text)
+    return {"key": key, "sorted": " ".join(sorted(key.split())), "spaceless": key.replace(" ", "")}
 
 
 class Query(msgspec.Struct, frozen=True):
@@ -75,13 +164,13 @@ def _read(path: Path) -> list[list[str]]:
 
 def real_names() -> list[tuple[str, str]]:
     """(root, name) of the sample's real legal names and real trade names."""
-    names = [(row[0], row[1]) for row in _read(SAMPLE / "EMPRECSV.csv") if row[0] not in TEST_ROOTS]
-    names += [(row[0], row[4]) for row in _read(SAMPLE / "ESTABELE.csv") if row[4].strip()]
+    names = [(row[0], row[1]) for row in _read(SAMPLE / "EMPRECSV.csv")]
+    names += [(row[0], row[4]) for row in _read(SAMPLE / "ESTABELE.csv")]
     return [(root, name.strip()) for root, name in names if row_ok(root, name)]
 
 
 def row_ok(root: str, name: str) -> bool:
-    return root not in TEST_ROOTS and len(normalize_name(name).split()) >= 1
+    return root not in TEST_ROOTS and bool(words_of(name))
 
 
 def _write_zip(path: Path, member: str, rows: list[list[str]]) -> None:
@@ -120,6 +209,7 @@ def build_release(out: Path, background: int, seed: int = 11) -> None:
 
 
 def _typo(word: str, rng: random.Random) -> str:
+    """One letter swapped with the next, dropped or replaced, never the first one."""
     i = rng.randrange(1, len(word) - 1)
     kind = rng.choice(("swap", "drop", "replace"))
     if kind == "swap":
@@ -130,12 +220,32 @@ def _typo(word: str, rng: random.Random) -> str:
     return word[:i] + letter + word[i + 1 :]
 
 
+def _without_suffix(typed: list[str]) -> list[str]:
+    """Typed words (punctuation kept: `S/A`, `LTDA.`) without the trailing legal suffixes and
+    the words without letters or digits between them (`,`); at least one word is left."""
+    kept = list(typed)
+    while len(kept) > 1:
+        for size in range(min(_LONGEST_SUFFIX, len(kept) - 1), 0, -1):
+            tail = words_of(" ".join(kept[-size:]))
+            if not tail or tuple(tail) in LEGAL_SUFFIXES:
+                del kept[-size:]
+                break
+        else:
+            break
+    return kept
+
+
+def _abbreviate(words: list[str], table: dict[str, str]) -> list[str]:
+    """`words` looked up in `table` (a trailing dot ignored), but for a bare word of `_WORDS_TOO`
+    (`COM` is kept, `COM.` is written out)."""
+    return [word if word in _WORDS_TOO else table.get(word.rstrip("."), word) for word in words]
+
+
 def variants(name: str, rng: random.Random) -> dict[str, str]:
     """The ways a user would type `name`, by kind; only the kinds that change the name."""
-    words = name.upper().split()
+    plain = strip_accents(name).upper().replace("-", " ").split()  # `MODAS-ME`: two words
     found: dict[str, str] = {"exact": name}
-    found["accents_removed"] = fold(name)
-    plain = [fold(word).upper() for word in words]
+    found["accents_removed"] = strip_accents(name).lower()
     accented = [
         "".join(_ACCENTS.get(c, c) if i == 1 else c for i, c in enumerate(word)) for word in plain
     ]
@@ -146,15 +256,16 @@ def variants(name: str, rng: random.Random) -> dict[str, str]:
         i = rng.choice(long_words)
         typed[i] = _typo(typed[i], rng)
         found["typo"] = " ".join(typed)
-    core = [word for word in plain if fold(word) not in COMPANY_SUFFIXES]
+    stripped = _without_suffix(plain)
+    core = [word for word in stripped if words_of(word) or word == "&"]
     if len(core) >= 2:
         reordered = list(core)
         reordered[0], reordered[-1] = reordered[-1], reordered[0]
         found["reordered"] = " ".join(reordered)
-    if len(core) < len(plain) and core:
+    if len(words_of(" ".join(stripped))) < len(words_of(name)):
         found["suffix_dropped"] = " ".join(core)
-    abbreviated = [_EXPANSIONS.get(word, word) for word in plain]
-    expanded = [ABBREVIATIONS.get(word.lower(), word.lower()).upper() for word in plain]
+    abbreviated = _abbreviate(plain, ABBREVIATIONS)
+    expanded = _abbreviate(plain, _EXPANSIONS)
     if abbreviated != plain:
         found["abbreviated"] = " ".join(abbreviated)
     elif expanded != plain:
@@ -175,45 +286,79 @@ def variants(name: str, rng: random.Random) -> dict[str, str]:
     return {kind: text for kind, text in found.items() if kind == "exact" or text != name}
 
 
-def _unique_prefix(typed: str, names: list[str]) -> bool:
-    """Whether exactly one name starts with the words of `typed` (its last one a prefix)."""
-    return sum(1 for name in names if name.startswith(typed)) == 1
+def _sources(release: Path) -> Iterator[tuple[str, io.TextIOBase]]:
+    """(file or member name, text stream) of every CSV of `release`, zips opened."""
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.namelist():
+                    with archive.open(member) as raw:
+                        yield member, io.TextIOWrapper(raw, encoding="latin-1", newline="")
+        else:
+            with path.open(encoding="latin-1", newline="") as stream:
+                yield path.name, stream
 
 
 def release_names(release: Path) -> list[tuple[str, str]]:
-    """(root, legal or trade name) of every company and establishment in `release`."""
-    from indexer.reader import Row, read_rows
-    from indexer.sources import Kind, scan
-
-    column = {Kind.EMPRESAS: 1, Kind.ESTABELECIMENTOS: 4}
+    """(root, legal or trade name) of every company and establishment in `release`, read from
+    its CSVs as Receita lays them out (legal name in column 2 of EMPRECSV files, trade name in
+    column 5 of ESTABELE files)."""
     found = []
-    for item in scan(release)[0]:
-        if item.kind in column:
-            with item.source.open() as stream:
-                for row in read_rows(stream, item.source.name, item.kind):
-                    if isinstance(row, Row) and row.fields[column[item.kind]].strip():
-                        found.append((row.fields[0], row.fields[column[item.kind]].strip()))
+    for name, stream in _sources(release):
+        kind = name.upper()
+        column = 1 if "EMPRECSV" in kind else 4 if "ESTABELE" in kind else None
+        if column is None:
+            continue
+        for row in csv.reader(stream, delimiter=";"):
+            if len(row) > column and row[column].strip():
+                found.append((row[0], row[column].strip()))
     return found
 
 
+class _Labels:
+    """Which company roots each comparison key (and each name's beginning) belongs to."""
+
+    def __init__(self, names: list[tuple[str, str]]) -> None:
+        self.roots: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        starts = set()
+        for root, name in names:
+            for form, key in _keys(name).items():
+                self.roots[form][key].add(root)
+            starts.add((" ".join(words_of(name)), root))
+        self.starts = sorted(starts)
+
+    def unique(self, root: str, name: str) -> bool:
+        """Whether no other company's name has the key of `name`."""
+        return self.roots["key"][name_key(name)] == {root}
+
+    def unambiguous(self, root: str, kind: str, query: str) -> bool:
+        """Whether `query` means company `root` alone: it spells no other company's name."""
+        if kind == "prefix":
+            typed = " ".join(words_of(query))
+            first = bisect.bisect_left(self.starts, (typed,))
+            owners = set()
+            for start, owner in itertools.islice(self.starts, first, None):
+                if not start.startswith(typed):
+                    break
+                owners.add(owner)
+            return owners == {root}
+        keys = _keys(query)
+        forms = ["key", *([_KEY_KINDS[kind]] if kind in _KEY_KINDS else [])]
+        return all(self.roots[form].get(keys[form], {root}) == {root} for form in forms)
+
+
 def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]:
-    """Labelled queries for the real names; names and prefixes must be unique in `release`."""
+    """Labelled queries for the real names that are unique in `release` (see the docstring)."""
     rng = random.Random(seed)
-    names = real_names()
-    everything = release_names(release)
-    counts: dict[str, set[str]] = defaultdict(set)
-    for root, name in everything:
-        counts[normalize_name(name)].add(root)
-    unique = sorted(
-        {(root, name) for root, name in names if counts[normalize_name(name)] == {root}}
-    )
-    normalised = sorted({normalize_name(name) for _, name in everything})
+    labels = _Labels(release_names(release))
+    unique = sorted({(root, name) for root, name in real_names() if labels.unique(root, name)})
     queries: list[Query] = []
     for root, name in unique:
-        options = variants(name, rng)
-        typed = options.get("prefix")
-        if typed is not None and not _unique_prefix(normalize_name(typed), normalised):
-            del options["prefix"]
+        options = {
+            kind: text
+            for kind, text in variants(name, rng).items()
+            if labels.unambiguous(root, kind, text)
+        }
         kinds = sorted(options)
         for kind in rng.sample(kinds, min(per_name, len(kinds))):
             queries.append(Query(options[kind], root, kind, name))
@@ -221,34 +366,50 @@ def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]
 
 
 def evaluate(
-    url: str, queries: list[Query], endpoint: str = "nome", api_key: str | None = None
+    url: str,
+    queries: list[Query],
+    endpoint: str = "nome",
+    api_key: str | None = None,
+    worst: int = 12,
 ) -> dict[str, Any]:
-    """MRR@10 and hit@1 of `queries` against the API at `url`, with the Bearer `api_key`."""
+    """MRR@10 and hit@1 of `queries` against the API at `url`, with the Bearer `api_key`: overall,
+    per kind of query, and the `worst` queries with the name that came first instead."""
     param = "nome" if endpoint in ("nome", "seek") else "q"
-    ranks: list[tuple[Query, int | None]] = []
+    ranks: list[tuple[Query, int | None, str]] = []
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with httpx.Client(base_url=url, timeout=30, headers=headers) as client:
         for item in queries:
             response = client.get(f"/v1/{endpoint}", params={param: item.query, "limit": 10})
             response.raise_for_status()
-            roots = [hit["cnpj"][:8] for hit in response.json()["data"]]
+            hits = response.json()["data"]
+            roots = [hit["cnpj"][:8] for hit in hits]
             rank = roots.index(item.cnpj_basico) + 1 if item.cnpj_basico in roots else None
-            ranks.append((item, rank))
-    by_kind: dict[str, list[float]] = defaultdict(list)
-    for item, rank in ranks:
-        by_kind[item.kind].append(1 / rank if rank else 0.0)
-    reciprocal = [1 / rank if rank else 0.0 for _, rank in ranks]
-    worst = sorted(ranks, key=lambda pair: (pair[1] or 99, pair[0].query), reverse=True)
+            first = (
+                f"{hits[0]['cnpj']} {hits[0]['razao_social']} / {hits[0]['nome_fantasia']}"
+                if hits
+                else ""
+            )
+            ranks.append((item, rank, first))
+    by_kind: dict[str, list[int | None]] = defaultdict(list)
+    for item, rank, _ in ranks:
+        by_kind[item.kind].append(rank)
+    ordered = sorted(ranks, key=lambda found: (found[1] or 99, found[0].query), reverse=True)
     return {
-        "queries": len(ranks),
-        "mrr_at_10": statistics.fmean(reciprocal),
-        "hit_at_1": sum(1 for _, rank in ranks if rank == 1) / len(ranks),
-        "by_kind": {kind: round(statistics.fmean(v), 4) for kind, v in sorted(by_kind.items())},
+        **_scores([rank for _, rank, _ in ranks]),
+        "by_kind": {kind: _scores(found) for kind, found in sorted(by_kind.items())},
         "worst": [
-            {"query": item.query, "kind": item.kind, "name": item.name, "rank": rank}
-            for item, rank in worst[:12]
+            {**msgspec.structs.asdict(item), "rank": rank, "first": first}
+            for item, rank, first in ordered[:worst]
             if rank != 1
         ],
+    }
+
+
+def _scores(ranks: list[int | None]) -> dict[str, Any]:
+    return {
+        "queries": len(ranks),
+        "mrr_at_10": round(statistics.fmean(1 / rank if rank else 0.0 for rank in ranks), 4),
+        "hit_at_1": round(sum(1 for rank in ranks if rank == 1) / len(ranks), 4),
     }
 
 
@@ -269,6 +430,7 @@ def main() -> None:
     run.add_argument("--url", default="http://127.0.0.1:8000")
     run.add_argument("--endpoint", default="nome", choices=("nome", "search", "seek"))
     run.add_argument("--queries", type=Path, default=QUERIES)
+    run.add_argument("--worst", type=int, default=12, help="how many worst queries to print")
     run.add_argument(
         "--api-key",
         default=os.environ.get("API_KEY"),
@@ -286,14 +448,20 @@ def main() -> None:
         from loadgen import bench_key
 
         key = args.api_key or bench_key()
-        result = evaluate(args.url, load_queries(args.queries), args.endpoint, key)
+        result = evaluate(args.url, load_queries(args.queries), args.endpoint, key, args.worst)
         print(f"queries {result['queries']}  endpoint /v1/{args.endpoint}")
         print(f"MRR@10 {result['mrr_at_10']:.4f}  hit@1 {result['hit_at_1']:.4f}")
         for kind, value in result["by_kind"].items():
-            print(f"  {kind:16} MRR@10 {value:.4f}")
+            print(
+                f"  {kind:16} {value['queries']:5} queries  MRR@10 {value['mrr_at_10']:.4f}"
+                f"  hit@1 {value['hit_at_1']:.4f}"
+            )
         print("worst queries:")
         for item in result["worst"]:
-            print(f"  rank {item['rank']}  [{item['kind']}] {item['query']!r} -> {item['name']!r}")
+            print(
+                f"  rank {item['rank']}  [{item['kind']}] {item['query']!r} -> {item['name']!r}"
+                f" ({item['cnpj_basico']}); first: {item['first']!r}"
+            )
 
 
 if __name__ == "__main__":

@@ -47,16 +47,30 @@ def api(server: Server) -> Iterator[httpx.Client]:
 
 
 def test_name_relevance_on_labelled_queries(server: Server) -> None:
+    # Gates about 0.01 under the figures measured on this release (MRR@10 0.9954, hit@1
+    # 0.9945), so a lost point fails. Per kind, every kind is 1.0 but prefix (0.9957), typo
+    # (0.9952) and abbreviated (0.7273: REPR, MAT and ASSESS are not in the app's table).
     queries = load_queries()[::6]
     result = evaluate(server.url, queries, "nome", generic_key().key)
     assert result["queries"] > 800
-    assert result["mrr_at_10"] >= 0.9, result["worst"]
-    assert result["hit_at_1"] >= 0.9, result["worst"]
+    assert result["mrr_at_10"] >= 0.985, result["worst"]
+    assert result["hit_at_1"] >= 0.984, result["worst"]
+    floors = {"abbreviated": 0.71, "prefix": 0.985, "typo": 0.985}
+    kinds = result["by_kind"]
+    assert len(kinds) == 10, kinds
+    low = {k: v for k, v in kinds.items() if v["mrr_at_10"] < floors.get(k, 0.99)}
+    assert not low, (low, result["worst"])
 
 
 def test_search_relevance_on_labelled_queries(server: Server) -> None:
+    # Measured MRR@10 0.9976, hit@1 0.9963; per kind 1.0 but typo (0.9770).
     result = evaluate(server.url, load_queries()[3::20], "search", generic_key().key)
-    assert result["mrr_at_10"] >= 0.9, result["worst"]
+    assert result["mrr_at_10"] >= 0.987, result["worst"]
+    assert result["hit_at_1"] >= 0.986, result["worst"]
+    kinds = result["by_kind"]
+    assert len(kinds) == 10, kinds
+    low = {k: v for k, v in kinds.items() if v["mrr_at_10"] < {"typo": 0.967}.get(k, 0.99)}
+    assert not low, (low, result["worst"])
 
 
 def test_search_tolerates_sloppy_names(api: httpx.Client) -> None:
