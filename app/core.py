@@ -15,6 +15,9 @@ from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app.accounts.keys import check_secret
 from app.accounts.routes import (
@@ -72,7 +75,15 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         kwargs={"autocommit": True},
     )
     await pool.open(wait=False)
-    redis = Redis.from_url(settings.redis_url, socket_timeout=settings.request_timeout)
+    # A connection broken by a Redis restart fails its next command; one immediate retry on a
+    # fresh connection makes the restart invisible once Redis answers again.
+    redis = Redis.from_url(
+        settings.redis_url,
+        socket_timeout=settings.request_timeout,
+        socket_connect_timeout=settings.request_timeout,
+        retry=Retry(NoBackoff(), 1),
+        retry_on_error=[RedisConnectionError],
+    )
     audit = AuditWriter(pool)
     gate = Gate(
         pool,

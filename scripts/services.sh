@@ -7,6 +7,11 @@
 #   scripts/services.sh down     stop the services this script started
 #   scripts/services.sh status   print each service's address and whether it answers
 #   scripts/services.sh env      print the export lines for the service URLs
+#   scripts/services.sh stop|start elasticsearch|postgresql|redis
+#                                stop or start one of the services this script runs (whatever
+#                                the URLs in the environment say; the tests use it for outages)
+#   scripts/services.sh pid elasticsearch|postgresql|redis
+#                                print the process id of one of them
 #
 # Idempotent: re-running `up` only does what is missing. A service whose URL is already set in
 # the environment (ELASTICSEARCH_URL, DATABASE_URL, REDIS_URL) is neither installed nor started.
@@ -297,6 +302,24 @@ status() {
   return $rc
 }
 
+# One service this script runs, whatever the URLs of the environment point at.
+one() {
+  local action=$1 name=$2
+  unset ELASTICSEARCH_URL DATABASE_URL REDIS_URL
+  case "$action:$name" in
+    stop:elasticsearch) es_down ;;
+    stop:postgresql) pg_down ;;
+    stop:redis) redis_down ;;
+    start:elasticsearch) es_up ;;
+    start:postgresql) pg_up ;;
+    start:redis) redis_up ;;
+    pid:elasticsearch) cat "$(service_base)/elasticsearch/elasticsearch.pid" ;;
+    pid:postgresql) head -n1 "$(service_base)/postgres/data/postmaster.pid" ;;
+    pid:redis) cat "$(service_base)/redis/redis.pid" ;;
+    *) die "unknown service: $name (elasticsearch, postgresql, redis)" ;;
+  esac
+}
+
 main() {
   [ "$(id -u)" = 0 ] || [ -n "${ELASTICSEARCH_URL:-}${DATABASE_URL:-}${REDIS_URL:-}" ] ||
     log "warning: not root; installing packages and users will fail"
@@ -315,7 +338,8 @@ main() {
       ;;
     status) status ;;
     env) print_env ;;
-    *) die "usage: $0 up|down|status|env" ;;
+    stop | start | pid) one "$1" "${2:-}" ;;
+    *) die "usage: $0 up|down|status|env, or stop|start|pid SERVICE" ;;
   esac
 }
 

@@ -133,8 +133,7 @@ class Gate:
         if key_id is None:
             raise UnauthorizedError(INVALID)
         try:
-            async with self.pool.connection() as conn:
-                found = await find_credential(conn, key_id)
+            found = await self._find(key_id)
         except (psycopg.Error, PoolTimeout) as error:
             raise UnavailableError(
                 "O cadastro de chaves está indisponível; tente novamente.",
@@ -143,6 +142,18 @@ class Gate:
         if found is None or not keys.matches(self.secret, key, found.hash):
             raise UnauthorizedError(INVALID)
         return found
+
+    async def _find(self, key_id: str) -> Credencial | None:
+        """The key's credential. A connection broken by a PostgreSQL restart fails once: the
+        pool's idle connections are then all checked (the broken ones replaced) and the lookup
+        is tried once more, so a restart costs no request once PostgreSQL answers again."""
+        try:
+            async with self.pool.connection() as conn:
+                return await find_credential(conn, key_id)
+        except psycopg.OperationalError:
+            await self.pool.check()
+            async with self.pool.connection() as conn:
+                return await find_credential(conn, key_id)
 
     async def admit(
         self,

@@ -1,0 +1,279 @@
+"""Dependencies failing while the app runs, one at a time, by stopping the real service (with
+`scripts/services.sh stop|start`) or freezing it: what needs it answers JSON 503 with
+`Retry-After` in a bounded time, what does not keeps answering, `/v1/status` names what is down,
+and service comes back without restarting the app once the dependency returns. The audit
+writer rides out a short PostgreSQL outage and gives up, counting the rows, on a long one.
+
+These tests stop services the rest of the suite shares; each restores its service and waits for
+it before it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+import httpx
+import psycopg
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from app.audit import writer as audit_writer
+from app.audit.repository import Entrada
+from app.audit.writer import AuditWriter
+from tests.conftest import ROOT, SERPRO, MakeKey, Server, serving
+
+SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
+VALIDATE = "/v1/cnpj/validar/11222333000181"
+RECOVERY = 5.0
+"""Seconds within which service must be back once the dependency answers again."""
+
+
+def service(action: str, name: str) -> str:
+    done = subprocess.run([*SERVICES, action, name], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def until(check: Callable[[], bool], seconds: float) -> float:
+    """Seconds it took `check` to hold; fails after `seconds`."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def assert_unavailable(response: httpx.Response) -> None:
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == "Service Unavailable"
+    assert int(response.headers["Retry-After"]) > 0
+
+
+def _down(server: Server) -> set[str]:
+    body = httpx.get(f"{server.url}/v1/status", timeout=10).json()
+    return {name for name, d in body["dependencies"].items() if d["status"] == "down"}
+
+
+@pytest.fixture(scope="module")
+def server(peer_alias: str) -> Iterator[Server]:
+    with serving(peer_alias, env={"REQUEST_TIMEOUT": "1", "HEALTH_TIMEOUT": "1"}) as running:
+        yield running
+
+
+def test_redis_stopped_mid_run_limited_routes_503_then_back(
+    server: Server, make_key: MakeKey
+) -> None:
+    key = make_key()
+    with server.client(headers=key.headers) as keyed, server.client(headers={}) as anonymous:
+        assert keyed.get(VALIDATE).status_code == 200
+        service("stop", "redis")
+        try:
+            assert_unavailable(keyed.get(VALIDATE))
+            assert_unavailable(anonymous.get(VALIDATE))
+            assert anonymous.get("/health").status_code == 503
+            assert _down(server) == {"redis"}
+        finally:
+            service("start", "redis")
+        until(lambda: keyed.get(VALIDATE).status_code == 200, RECOVERY)
+        assert anonymous.get(VALIDATE).status_code == 200
+        assert _down(server) == set()
+
+
+def test_postgresql_stopped_mid_run_keyed_503_anonymous_served(
+    server: Server, make_key: MakeKey
+) -> None:
+    key = make_key()
+    with server.client(headers=key.headers) as keyed, server.client(headers={}) as anonymous:
+        assert keyed.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+        service("stop", "postgresql")
+        try:
+            started = time.monotonic()
+            assert_unavailable(keyed.get(f"/v1/cnpj/{SERPRO}"))
+            assert time.monotonic() - started < 5  # bounded by REQUEST_TIMEOUT, no hang
+            assert anonymous.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+            assert _down(server) == {"postgresql"}
+        finally:
+            service("start", "postgresql")
+        until(lambda: keyed.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
+
+
+def test_elasticsearch_frozen_answers_bounded_503_then_back(
+    server: Server, make_key: MakeKey
+) -> None:
+    """A hung cluster (SIGSTOP): every read gives up after `REQUEST_TIMEOUT` and a retry."""
+    pid = int(service("pid", "elasticsearch"))
+    with server.client(headers=make_key().headers, timeout=30) as client:
+        assert client.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for path in (
+                f"/v1/cnpj/{SERPRO}",
+                "/v1/search?q=serpro",
+                "/v1/search/cnae?query=padaria",
+            ):
+                started = time.monotonic()
+                assert_unavailable(client.get(path))
+                assert time.monotonic() - started < 5, path
+            assert client.get(VALIDATE).status_code == 200  # needs no index
+            assert "elasticsearch" in _down(server)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        until(lambda: client.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
+
+
+def test_elasticsearch_stopped_mid_run_rest_and_agents_503_then_back(
+    server: Server, make_key: MakeKey
+) -> None:
+    key = make_key()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "consultar_cnpj", "arguments": {"cnpj": SERPRO}},
+    }
+    read = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "resources/read",
+        "params": {"uri": "service://municipios/DF"},
+    }
+    with server.client(headers=key.headers, timeout=30) as client:
+        service("stop", "elasticsearch")
+        try:
+            assert_unavailable(client.get(f"/v1/cnpj/{SERPRO}"))
+            assert_unavailable(client.post("/v1/cnpj/lote", json=[SERPRO]))
+            tool = client.post("/mcp", json=call).json()["result"]
+            assert tool["isError"] is True
+            assert "não está disponível" in tool["content"][0]["text"]
+            resource = client.post("/mcp", json=read)
+            assert resource.status_code == 503
+            assert resource.json()["error"]["code"] == -32053
+            assert int(resource.headers["Retry-After"]) > 0
+            assert _down(server) == {"elasticsearch"}
+        finally:
+            service("start", "elasticsearch")
+        until(lambda: client.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
+        assert client.post("/mcp", json=read).status_code == 200
+
+
+def test_no_release_and_no_catalog_503_say_so(make_key: MakeKey) -> None:
+    with (
+        serving(f"test-empty-{os.getpid()}") as empty,
+        empty.client(headers=make_key().headers) as client,
+    ):
+        lookup = client.get(f"/v1/cnpj/{SERPRO}")
+        assert_unavailable(lookup)
+        assert "Nenhuma base" in lookup.json()["message"]
+        assert_unavailable(client.get("/v1/seek", params={"uf": "SP"}))
+        catalog = client.get("/v1/search/cnae", params={"query": "padaria"})
+        assert_unavailable(catalog)
+        assert "catálogo" in catalog.json()["message"]
+        status = client.get("/v1/status").json()
+        assert status["index"] == {
+            "alias": f"test-empty-{os.getpid()}",
+            "name": None,
+            "documents": None,
+        }
+
+
+def _rows(key_id: str, count: int) -> list[Entrada]:
+    return [
+        Entrada(
+            chave_id=key_id,
+            metodo="GET",
+            rota="/v1/teste",
+            caminho="/v1/teste",
+            ip="127.0.0.1",
+            user_agent="outage",
+            status=200,
+            em=datetime.now(UTC),
+            custo="consultas",
+        )
+        for _ in range(count)
+    ]
+
+
+def _stored(database: str, key_id: str) -> int:
+    with psycopg.connect(database) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM auditoria WHERE chave_id = %s", (key_id,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_audit_writer_rides_out_short_postgresql_outage(make_key: MakeKey, database: str) -> None:
+    key = make_key()
+
+    async def scenario() -> AuditWriter:
+        async with AsyncConnectionPool(
+            database, min_size=1, max_size=2, timeout=1, kwargs={"autocommit": True}
+        ) as pool:
+            writer = AuditWriter(pool)
+            writer.start()
+            await asyncio.to_thread(service, "stop", "postgresql")
+            for row in _rows(key.key_id, 30):
+                writer.record(row)
+            await asyncio.sleep(1.5)  # the writer is retrying
+            await asyncio.to_thread(service, "start", "postgresql")
+            await writer.close()
+            return writer
+
+    writer = asyncio.run(scenario())
+    assert writer.lost == 0
+    assert _stored(database, key.key_id) == 30
+
+
+def test_audit_writer_gives_up_after_retries_and_counts_lost_rows(
+    make_key: MakeKey, database: str
+) -> None:
+    """An outage longer than the retries (0.1 + 0.5 + 1 + 2 + 5 s, about 8.6 s) loses the
+    batch, and says how many rows."""
+    key = make_key()
+    delays = audit_writer.RETRY_DELAYS
+
+    async def scenario() -> AuditWriter:
+        async with AsyncConnectionPool(
+            database, min_size=1, max_size=2, timeout=0.5, kwargs={"autocommit": True}
+        ) as pool:
+            writer = AuditWriter(pool)
+            writer.start()
+            await asyncio.to_thread(service, "stop", "postgresql")
+            try:
+                for row in _rows(key.key_id, 12):
+                    writer.record(row)
+                await asyncio.sleep(sum(delays) + 4)
+            finally:
+                await asyncio.to_thread(service, "start", "postgresql")
+            await writer.close()
+            return writer
+
+    writer = asyncio.run(scenario())
+    assert writer.lost == 12
+    assert _stored(database, key.key_id) == 0
+
+
+def test_postgresql_restart_breaks_no_request_after_it(server: Server, make_key: MakeKey) -> None:
+    """Connections pooled before a restart are replaced when handed out: once PostgreSQL
+    answers again, no request fails on a stale connection (two workers, ten each)."""
+    keys = [make_key() for _ in range(4)]
+    with server.client() as client:
+        for key in keys:  # fill the pools of both workers
+            answer = client.get(VALIDATE, headers=key.headers)
+            assert answer.status_code == 200, answer.text
+    service("stop", "postgresql")
+    service("start", "postgresql")
+    responses = asyncio.run(_burst(server.url, [key.headers for key in keys], 40))
+    assert [r.status_code for r in responses] == [200] * 40
+
+
+async def _burst(url: str, headers: list[dict[str, str]], count: int) -> list[httpx.Response]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        return await asyncio.gather(
+            *(client.get(VALIDATE, headers=headers[n % len(headers)]) for n in range(count))
+        )
