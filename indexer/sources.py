@@ -73,6 +73,9 @@ _MARKERS: tuple[tuple[str, Kind], ...] = (
 )
 
 
+ZIP_SIGNATURE = b"PK\x03\x04"
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """One CSV stream: a plain file, or a member of a zip."""
@@ -85,8 +88,15 @@ class Source:
         return f"{self.path.name}:{self.member}" if self.member else self.path.name
 
     def open(self) -> IO[bytes]:
+        """The stream; `zipfile.BadZipFile` for a plain file that is a damaged zip (a download
+        cut short keeps the zip's signature but loses its directory), which would otherwise be
+        read as text."""
         if self.member is None:
-            return self.path.open("rb")
+            stream = self.path.open("rb")
+            if stream.peek(4)[:4] == ZIP_SIGNATURE:
+                stream.close()
+                raise zipfile.BadZipFile("damaged or truncated zip (no central directory)")
+            return stream
         archive = zipfile.ZipFile(self.path)
         return _ClosingMember(archive, archive.open(self.member))
 

@@ -293,3 +293,28 @@ def test_bootstrap_code_kept_when_mail_refused(server: Server, inbox: Inbox) -> 
     assert int(failed.headers["Retry-After"]) > 0
     verified = _verify(server, email, code)
     assert verified.status_code == 200, verified.text
+
+
+def test_bootstrap_new_code_replaces_the_previous_one(server: Server, inbox: Inbox) -> None:
+    email = _email()
+    assert _start(server, email).status_code == 202
+    first = inbox.code_for(email)
+    inbox.messages.clear()
+    assert _start(server, email).status_code == 202
+    second = inbox.code_for(email)
+    assert first != second
+    assert _verify(server, email, first).status_code == 400
+    assert _verify(server, email, second).status_code == 200
+
+
+def test_bootstrap_verify_ten_per_minute_per_address(server: Server) -> None:
+    email = _email()
+    with caller(server) as client:  # one address for all eleven calls
+        statuses = [
+            client.post(VERIFY, json={"email": email, "codigo": "0" * CODE_DIGITS}).status_code
+            for _ in range(11)
+        ]
+        last = client.post(VERIFY, json={"email": email, "codigo": "0" * CODE_DIGITS})
+    assert statuses == [400] * 10 + [429]
+    assert last.status_code == 429
+    assert 1 <= int(last.headers["Retry-After"]) <= 60

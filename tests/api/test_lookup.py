@@ -77,7 +77,10 @@ def test_lookup_unknown_valid_cnpj_404(api: httpx.Client, cnpj: str) -> None:
 def test_unknown_route_and_method_json_errors(api: httpx.Client) -> None:
     _assert_error(api.get("/v1/nothing-here"), 404, "Not Found")
     _assert_error(api.get("/v1/cnpj/"), 404, "Not Found")
-    _assert_error(api.post(f"/v1/cnpj/{SERPRO}", content=b"{"), 405, "Method Not Allowed")
+    refused = api.post(f"/v1/cnpj/{SERPRO}", content=b"{")
+    _assert_error(refused, 405, "Method Not Allowed")
+    assert "GET" in refused.headers["Allow"]
+    assert "POST" not in refused.headers["Allow"]
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -23,7 +23,7 @@ AUDIT = "/v1/admin/auditoria"
 
 def _rows(api: httpx.Client, admin: Issued, expected: int, **params: Any) -> dict[str, Any]:
     """The listing once the background writer has caught up with `expected` rows."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while True:
         body: dict[str, Any] = api.get(AUDIT, params=params, headers=admin.headers).json()
         if body["total"] >= expected or time.monotonic() > deadline:
@@ -131,7 +131,7 @@ def test_usage_counted_by_cost_per_key(api_server: Server, make_key: MakeKey) ->
         client.get("/v1/cnpj/contato/33683111000280")
         client.get("/v1/search", params={"q": "serpro"})
         client.get("/v1/cnpj/validar/33683111000280")  # costs nothing
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while True:
             usage = client.get("/v1/me/uso").json()
             counted = sum(u["consultas"] + u["buscas"] for u in usage["data"])
@@ -190,7 +190,7 @@ def test_audit_batch_units_counted_in_usage(api_server: Server, make_key: MakeKe
     items = ["33683111000280", "00000000000191", "123", "11222333000181"]
     with api_server.client(headers=caller.headers) as client:
         assert client.post("/v1/cnpj/lote", json=items).status_code == 200
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while True:
             usage = client.get("/v1/me/uso").json()["data"]
             if usage or time.monotonic() > deadline:
@@ -200,3 +200,34 @@ def test_audit_batch_units_counted_in_usage(api_server: Server, make_key: MakeKe
     with api_server.client() as api:
         row = _rows(api, admin, 1, chave=caller.key_id, rota="/v1/cnpj/lote")["data"][0]
     assert row["unidades"] == 4
+
+
+def test_audit_rows_of_refused_calls_revoked_allowlist_and_limit(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """Calls refused with a known key are audited under it: revoked (401), outside the
+    allowlist (403) and over the plan's window (429)."""
+    owner, admin = make_key(plano="starter"), make_key(papel="admin")
+    with api_server.client(headers=owner.headers) as client:
+        fenced = client.post("/v1/me/chaves", json={"rotulo": "cerca", "allowlist": ["10.9.9.9"]})
+        revoked = client.post("/v1/me/chaves", json={"rotulo": "velha"}).json()
+        client.delete(f"/v1/me/chaves/{revoked['chave']['id']}")  # window full now: 3 calls
+        assert client.get("/v1/me/chaves").status_code == 429
+        fenced_key = fenced.json()["api_key"]
+        assert (
+            client.get(
+                "/v1/me/chaves", headers={"Authorization": f"Bearer {fenced_key}"}
+            ).status_code
+            == 403
+        )
+        again = client.get(
+            "/v1/me/chaves", headers={"Authorization": f"Bearer {revoked['api_key']}"}
+        )
+        assert again.status_code == 401
+    with api_server.client() as api:
+        owner_rows = _rows(api, admin, 4, chave=owner.key_id)["data"]
+        fenced_rows = _rows(api, admin, 1, chave=fenced.json()["chave"]["id"])["data"]
+        revoked_rows = _rows(api, admin, 1, chave=revoked["chave"]["id"])["data"]
+    assert [r["status"] for r in owner_rows] == [429, 204, 201, 201]
+    assert [r["status"] for r in fenced_rows] == [403]
+    assert [r["status"] for r in revoked_rows] == [401]

@@ -8,7 +8,7 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import MakeKey, Server
+from tests.conftest import MakeKey, Server, serving
 
 PROTECTED = "/v1/me/chaves"
 VALIDATE = "/v1/cnpj/validar/11222333000181"
@@ -169,3 +169,24 @@ def test_other_accounts_key_untouchable_404(api_server: Server, make_key: MakeKe
         assert theirs.key_id not in client.get(PROTECTED).text
     with api_server.client(headers=theirs.headers) as client:
         assert client.get(VALIDATE).status_code == 200
+
+
+def test_ipv6_allowlist_checked_on_ipv6_and_ipv4_callers(
+    peer_alias: str, make_key: MakeKey
+) -> None:
+    """A dual-stack server: a key allowlisted to ::1 is served from ::1 and refused from
+    127.0.0.1 (an IPv4 caller seen as ::ffff:127.0.0.1 is judged as 127.0.0.1)."""
+    owner = make_key()
+    with serving(peer_alias, host="::") as server:
+        with httpx.Client(
+            base_url=f"http://[::1]:{server.port}", headers=owner.headers, timeout=10
+        ) as v6:
+            created = v6.post(PROTECTED, json={"rotulo": "v6", "allowlist": ["::1/128"]}).json()
+            other = v6.post(
+                PROTECTED, json={"rotulo": "rede", "allowlist": ["2001:db8::/32"]}
+            ).json()
+            only_v6 = _bearer(created["api_key"])
+            assert v6.get(VALIDATE, headers=only_v6).status_code == 200
+            assert v6.get(VALIDATE, headers=_bearer(other["api_key"])).status_code == 403
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=10) as v4:
+            assert v4.get(VALIDATE, headers=only_v6).status_code == 403

@@ -50,3 +50,16 @@ def test_scan_state_registrations_by_name_only(tmp_path: Path) -> None:
     assert [(item.source.name, item.reason) for item in ignored] == [
         ("part-0001.csv", "not a Receita CNPJ file (8 columns in its first row)")
     ]
+
+
+def test_scan_corrupt_or_encrypted_zip_ignored_as_unreadable(tmp_path: Path) -> None:
+    """A damaged download is reported, with why, and never stops the scan."""
+    (tmp_path / "Empresas0.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 64)
+    with zipfile.ZipFile(tmp_path / "Socios0.zip", "w") as archive:
+        archive.writestr("K3241.SOCIOCSV", b'"1";"2";"3";"4";"5";"6";"7";"8";"9";"10";"11"\n')
+    data = (tmp_path / "Socios0.zip").read_bytes()
+    (tmp_path / "Socios0.zip").write_bytes(data[: len(data) // 2])  # truncated mid-file
+    recognised, ignored = scan(tmp_path)
+    assert recognised == []
+    assert sorted(item.source.path.name for item in ignored) == ["Empresas0.zip", "Socios0.zip"]
+    assert all(item.reason.startswith("unreadable:") for item in ignored)

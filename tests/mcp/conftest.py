@@ -13,8 +13,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from app.domain.cnpj import check_digits
 from tests.conftest import ROOT, Loader, Server, serving
+from tests.releases import cnpj_of, establishment, partner, rows
 
 SAMPLE = ROOT / "fixtures" / "sample"
 SAMPLE_CNPJ = "57815224000179"
@@ -22,48 +22,7 @@ PARTNER = "MARIA DE TESTE AGENTE"
 SHARED_PHONE = ("41", "33334444")
 SHARED_ADDRESS = ("80010000", "100")
 ROOTS = ["99100001", "99100002", "99100003"]
-NUMBERS = [root + "0001" + check_digits(root + "0001") for root in ROOTS]
-
-
-def rows(*items: list[str]) -> bytes:
-    return "".join(";".join(f'"{v}"' for v in row) + "\n" for row in items).encode("latin-1")
-
-
-def establishment(root: str, number: str, trade: str) -> list[str]:
-    ddd, phone = SHARED_PHONE
-    cep, street_number = SHARED_ADDRESS
-    return [
-        root,
-        "0001",
-        number[-2:],
-        "1",
-        trade,
-        "02",
-        "20200101",
-        "00",
-        "",
-        "",
-        "20200101",
-        "5611201",
-        "",
-        "RUA",
-        "XV DE NOVEMBRO",
-        street_number,
-        "",
-        "CENTRO",
-        cep,
-        "PR",
-        "7535",
-        ddd,
-        phone,
-        "",
-        "",
-        "",
-        "",
-        "contato@agente.example",
-        "",
-        "",
-    ]
+NUMBERS = [cnpj_of(root) for root in ROOTS]
 
 
 @pytest.fixture(scope="session")
@@ -88,8 +47,8 @@ def agent_alias(
             )
         )
     )
-    partner = ["2", PARTNER, "***123456**", "49", "20200101", "", "***000000**", "", "00", "5"]
-    (release / "SOCIOCSV-agente.csv").write_bytes(rows(*([root, *partner] for root in ROOTS)))
+    shared = partner(PARTNER, "***123456**")
+    (release / "SOCIOCSV-agente.csv").write_bytes(rows(*([root, *shared] for root in ROOTS)))
     alias = new_alias()
     load(release, alias)
     return alias

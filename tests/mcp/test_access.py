@@ -15,7 +15,7 @@ CALL = {"name": "consultar_cnpj", "arguments": {"cnpj": SAMPLE_CNPJ}}
 
 
 def _audit(server: Server, admin: Issued, key: Issued, expected: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     with server.client(headers=admin.headers) as api:
         while True:
             rows: list[dict[str, Any]] = api.get(

@@ -41,7 +41,10 @@ def test_starter_key_fifty_clients_two_processes_exactly_three(
     for response in (r for r in responses if r.status_code == 429):
         assert response.json()["error"] == "Too Many Requests"
         assert response.headers["X-RateLimit-Remaining"] == "0"
-        assert 55 <= int(response.headers["Retry-After"]) <= 60
+        # Whatever the burst took on a busy machine: the first admitted entry leaves the window
+        # 60 s after it entered, and the answer says how long is left of that.
+        waited = time.time() - started
+        assert 60 - waited - 1 <= int(response.headers["Retry-After"]) <= 60
     remaining = sorted(r.headers["X-RateLimit-Remaining"] for r in responses if r.is_success)
     assert remaining == ["0", "1", "2"]
     # After the window the key is served again. Rather than sleep a minute, the window's

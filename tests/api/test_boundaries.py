@@ -1,0 +1,191 @@
+"""Every documented bound, on both sides of it: the largest accepted value is served and the
+next one is a 400 (or 413) naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from tests.conftest import SERPRO, Loader, MakeKey, Server, serving
+from tests.releases import cnpj_of, establishment, partner, rows
+
+BOUNDS: list[tuple[str, str, int, str]] = [
+    # (path, parameter, largest accepted length, field named in the 400)
+    ("/v1/search", "q", 200, "q"),
+    ("/v1/seek", "nome", 200, "nome"),
+    ("/v1/nome", "nome", 200, "nome"),
+    ("/v1/seek", "municipio", 100, "municipio"),
+    ("/v1/search/cnae", "query", 100, "query"),
+    ("/v1/search/cidade", "query", 100, "query"),
+    ("/v1/socios/relacionados", "nome", 200, "nome"),
+    ("/v1/segmentos", "termo", 100, "termo"),
+    ("/v1/mercado", "segmento", 100, "segmento"),
+    ("/v1/relacionadas", "value", 200, "value"),
+]
+
+
+@pytest.fixture(scope="module")
+def api(sample_server: Server) -> Iterator[httpx.Client]:
+    with sample_server.client(timeout=30) as client:
+        yield client
+
+
+def _params(path: str, name: str, length: int) -> dict[str, str]:
+    """A value of `length` characters that is valid in every other respect."""
+    extra = {"/v1/relacionadas": {"kind": "socio"}}.get(path, {})
+    return {**extra, name: ("padaria " * 30)[: length - 1] + "a"}
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "largest", "field"), BOUNDS, ids=[f"{b[0]}:{b[1]}" for b in BOUNDS]
+)
+def test_text_parameter_largest_accepted_next_refused(
+    api: httpx.Client, path: str, name: str, largest: int, field: str
+) -> None:
+    accepted = api.get(path, params=_params(path, name, largest))
+    assert accepted.status_code != 400 or accepted.json()["details"].get("campo") != field, (
+        accepted.text
+    )
+    refused = api.get(path, params=_params(path, name, largest + 1))
+    assert refused.status_code == 400
+    assert refused.json()["details"]["campo"] == field
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/v1/search", {"q": "x"}),
+        ("/v1/seek", {"uf": "DF"}),
+        ("/v1/socios/relacionados", {"nome": "x"}),
+    ],
+)
+def test_limit_bounds_one_to_hundred(api: httpx.Client, path: str, params: dict[str, str]) -> None:
+    for limit, status in ((0, 400), (1, 200), (100, 200), (101, 400), (-1, 400)):
+        response = api.get(path, params={**params, "limit": limit})
+        assert response.status_code == status, (path, limit, response.text)
+        if status == 400:
+            assert response.json()["details"]["campo"] == "limit"
+
+
+def test_batch_hundred_items_served_hundred_one_refused(api: httpx.Client) -> None:
+    items = [f"{n:08d}000191" for n in range(100)]
+    served = api.post("/v1/cnpj/lote", json=items)
+    assert served.status_code == 200
+    assert served.json()["total"] == 100
+    refused = api.post("/v1/cnpj/lote", json=[*items, "33683111000280"])
+    assert refused.status_code == 400
+    assert refused.json()["details"] == {"maximo": 100, "recebidos": 101}
+    assert api.post("/v1/cnpj/lote", json=[]).status_code == 400
+
+
+def test_validation_input_sixty_four_checked_sixty_five_too_long(api: httpx.Client) -> None:
+    padded = "33.683.111/0002-80".ljust(64, " ")
+    checked = api.get(f"/v1/cnpj/validar/{padded}").json()
+    assert checked["valido"] is True
+    too_long = api.get(f"/v1/cnpj/validar/{padded} ").json()
+    assert too_long == {**too_long, "valido": False, "motivo": "tamanho"}
+    assert len(too_long["entrada"]) == 64
+
+
+def test_body_cap_exact(api: httpx.Client) -> None:
+    cap = Settings().max_body_size
+    body = b'{"q": "serpro", "cnae": "' + b" " * (cap - 27) + b'"}'
+    assert len(body) == cap
+    at_cap = api.post("/v1/search", content=body, headers={"content-type": "application/json"})
+    assert at_cap.status_code == 400  # read and judged: the cnae value is too long
+    assert at_cap.json()["details"]["campo"] == "cnae"
+    over = api.post("/v1/search", content=body + b" ", headers={"content-type": "application/json"})
+    assert over.status_code == 413
+
+
+def test_cursor_longest_accepted_length(api: httpx.Client) -> None:
+    for length, field in ((1024, "cursor"), (1025, "cursor")):
+        response = api.get("/v1/seek", params={"uf": "DF", "cursor": "a" * length})
+        assert response.status_code == 400
+        assert response.json()["details"]["campo"] == field
+    too_long = api.get("/v1/seek", params={"uf": "DF", "cursor": "a" * 1025}).json()
+    assert "length" in too_long["message"]  # refused by its type, before any decoding
+
+
+def test_allowlist_hundred_networks_accepted_hundred_one_refused(api: httpx.Client) -> None:
+    networks = [f"10.0.{n}.0/24" for n in range(100)]
+    created = api.post("/v1/me/chaves", json={"rotulo": "muitas", "allowlist": networks})
+    assert created.status_code == 201
+    refused = api.post(
+        "/v1/me/chaves", json={"rotulo": "demais", "allowlist": [*networks, "10.1.0.0/16"]}
+    )
+    assert refused.status_code == 400
+
+
+def test_repeated_parameter_named(api: httpx.Client) -> None:
+    for path in (
+        "/v1/seek?uf=SP&uf=RJ",
+        "/v1/search?q=a&q=b",
+        "/v1/relacionadas?kind=socio&value=a&value=b",
+    ):
+        response = api.get(path)
+        assert response.status_code == 400, path
+        assert "repetido" in response.json()["message"]
+
+
+def test_unknown_parameter_named_with_the_accepted_ones(api: httpx.Client) -> None:
+    response = api.get("/v1/mercado", params={"segmento": "47", "cor": "azul"})
+    assert response.status_code == 400
+    details: dict[str, Any] = response.json()["details"]
+    assert details["desconhecidos"] == ["cor"]
+    assert "segmento" in details["aceitos"]
+
+
+def test_method_not_allowed_says_allow(api: httpx.Client) -> None:
+    response = api.delete(f"/v1/cnpj/{SERPRO}")
+    assert response.status_code == 405
+    allowed = set(response.headers["Allow"].replace(" ", "").split(","))
+    assert "GET" in allowed
+    assert "DELETE" not in allowed
+
+
+CAPPED_ROOTS = [f"9920{n:04d}" for n in range(53)]
+CAPPED = [cnpj_of(root) for root in CAPPED_ROOTS]
+
+
+@pytest.fixture(scope="module")
+def capped_server(
+    load: Loader, new_alias: Callable[[], str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """A release of 53 companies sharing one partner."""
+    release = tmp_path_factory.mktemp("capped")
+    (release / "EMPRECSV.csv").write_bytes(
+        rows(
+            *(
+                [root, f"EMPRESA {n}", "2062", "49", "1000,00", "01", ""]
+                for n, root in enumerate(CAPPED_ROOTS)
+            )
+        )
+    )
+    (release / "ESTABELE.csv").write_bytes(
+        rows(
+            *(
+                establishment(root, number, "X")
+                for root, number in zip(CAPPED_ROOTS, CAPPED, strict=True)
+            )
+        )
+    )
+    shared = partner("SOCIO DE MUITAS", "***111111**")
+    (release / "SOCIOCSV.csv").write_bytes(rows(*([root, *shared] for root in CAPPED_ROOTS)))
+    alias = new_alias()
+    load(release, alias)
+    with serving(alias) as server:
+        yield server
+
+
+def test_partners_related_capped_at_fifty(make_key: MakeKey, capped_server: Server) -> None:
+    with capped_server.client(headers=make_key().headers) as client:
+        body = client.get(f"/v1/socios/{CAPPED[0]}").json()
+    assert body["total_relacionadas"] == len(CAPPED) - 1
+    assert len(body["relacionadas"]) == 50
+    listed = [r["cnpj"] for r in body["relacionadas"]]
+    assert listed == sorted(CAPPED[1:])[:50]
