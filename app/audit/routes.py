@@ -16,7 +16,7 @@ from app.audit import repository
 from app.audit.repository import Filtro, Registro, Uso
 from app.auth.guards import identity, require_admin
 from app.context import Backends
-from app.lib.paging import MAX_CURSOR, Cursor, digest
+from app.lib.paging import MAX_CURSOR, digest
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -56,22 +56,12 @@ async def audit_log(
 ) -> Auditoria:
     filtro = Filtro(chave=chave, rota=rota, operacao=operacao, status=status, desde=desde, ate=ate)
     request_digest = digest(filtro)
-    before = None
-    if cursor:
-        before = int(
-            backends.cursors.open(cursor, "auditoria", tuple[int], request_digest).depois[0]
-        )
+    before = backends.cursors.after_id(cursor, "auditoria", request_digest)
     async with pool.connection() as conn:
         rows = await repository.page(conn, filtro, before, limit + 1)
         total = await repository.count(conn, filtro)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = (
-        backends.cursors.seal(Cursor("auditoria", "", (rows[-1].id,), request_digest))
-        if more
-        else None
-    )
-    return Auditoria(data=rows, total=total, next_cursor=next_cursor)
+    page, next_cursor = backends.cursors.next_by_id(rows, limit, "auditoria", request_digest)
+    return Auditoria(data=page, total=total, next_cursor=next_cursor)
 
 
 USAGE_DAYS = 31

@@ -19,7 +19,7 @@ import base64
 import binascii
 import hashlib
 import hmac
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -27,6 +27,14 @@ from app.errors import BadRequestError
 
 MAX_CURSOR = 1024
 A = TypeVar("A")
+
+
+class _Row(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+R = TypeVar("R", bound=_Row)
 CursorTexto = Annotated[
     str,
     msgspec.Meta(
@@ -97,3 +105,18 @@ class Cursors:
         if cursor.lista != lista or cursor.pedido != request_digest:
             raise invalid_cursor(raw)
         return cursor
+
+    def after_id(self, raw: str | None, lista: str, request_digest: str) -> int | None:
+        """The last id of the previous page, for a list paged by row id (None: first page)."""
+        if not raw:
+            return None
+        return int(self.open(raw, lista, tuple[int], request_digest).depois[0])
+
+    def next_by_id(
+        self, rows: list[R], limit: int, lista: str, request_digest: str
+    ) -> tuple[list[R], str | None]:
+        """The page (rows fetched with `limit + 1`) and the cursor to the next one, if any."""
+        if len(rows) <= limit:
+            return rows, None
+        page = rows[:limit]
+        return page, self.seal(Cursor(lista, "", (page[-1].id,), request_digest))
