@@ -1,18 +1,18 @@
-"""What every service function receives: the clients the lifespan opened and the settings.
+"""What every service function receives: the clients the process opened and the settings.
 
-REST handlers, agent tools and (later) pages and worker jobs hand the same `Backends` to the
-same service functions, so no face reaches a client on its own.
+REST handlers, agent tools, pages and worker jobs hand the same `Backends` to the same service
+functions, so no face reaches a client on its own. The app's lifespan builds one; so does the
+worker (`app.worker`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import procrastinate
 from elasticsearch import AsyncElasticsearch
 from psycopg_pool import AsyncConnectionPool
-from redis.asyncio import Redis
 
-from app.auth.gate import Gate
 from app.lib.paging import Cursors
 from app.settings import Settings
 
@@ -21,10 +21,12 @@ from app.settings import Settings
 class Backends:
     es: AsyncElasticsearch
     pool: AsyncConnectionPool
-    redis: Redis
     settings: Settings
     cursors: Cursors
-    gate: Gate
+    secret: bytes
+    """The server secret (`API_KEY_SECRET`): keyed hashes and webhook signing secrets."""
+    queue: procrastinate.App
+    """The job queue, opened on `pool`: jobs are deferred in the caller's transaction."""
 
     @property
     def alias(self) -> str:

@@ -46,6 +46,7 @@ from app.lib.paging import Cursors
 from app.lookup.routes import contacts, lookup_cnpj
 from app.market.routes import market, segments
 from app.mcp.routes import mcp_other, mcp_post
+from app.monitoring.routes import ROUTES as MONITORING_ROUTES
 from app.partners.routes import company_partners, partner_companies
 from app.ratelimit.limiter import RateLimiter
 from app.related.routes import related, similar
@@ -55,6 +56,7 @@ from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
+from app.worker.queue import queue
 
 API_VERSION = "1.0.0"
 
@@ -93,8 +95,9 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         refused_limit=settings.refused_limit,
         trusted_proxies=tuple(parse_networks(settings.trusted_proxies)),
     )
+    await queue.open_async(pool=pool)
     backends = Backends(
-        es=es, pool=pool, redis=redis, settings=settings, cursors=Cursors(secret), gate=gate
+        es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue
     )
     app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends)
     audit.start()
@@ -102,6 +105,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         yield
     finally:
         await audit.close()
+        await queue.close_async()
         await es.close()
         await pool.close()
         await redis.aclose()
@@ -154,6 +158,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             create_account,
             audit_log,
             my_usage,
+            *MONITORING_ROUTES,
         ],
         lifespan=[lifespan],
         state=State({"settings": settings}),

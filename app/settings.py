@@ -43,6 +43,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     smtp_user: str = ""
     smtp_password: str = ""
     smtp_starttls: bool = False
+    webhook_allow_networks: str = ""
+    """Comma-separated CIDRs webhooks may reach beside public addresses (development, tests);
+    empty by default: private, loopback, link-local and reserved addresses are refused."""
+    webhook_allow_http: bool = False
+    """Accept `http://` webhook URLs (otherwise `https://` only)."""
+    webhook_timeout: float = 10.0
+    """Seconds a webhook endpoint has to answer one attempt."""
+    webhook_retry_delays: str = "30,120,600,1800,3600,7200,14400,28800,43200,86400,86400"
+    """Seconds before each retry of a failed delivery (jitter of up to 20 % added): eleven
+    retries over about three days, then the monitor is paused."""
+    worker_concurrency: int = 8
+    """Jobs one worker process runs at once."""
+    worker_heartbeat: float = 2.0
+    """Seconds between a worker's heartbeats."""
+    worker_stalled_after: float = 6.0
+    """Seconds without a heartbeat after which a worker's running jobs are run again."""
 
 
 @lru_cache(maxsize=1)

@@ -125,6 +125,9 @@ def _print_report(report: LoadReport) -> None:
         )
     state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
     console.print(state, markup=False)
+    if report.live:
+        note = report.release_note or "release recorded: the monitors will be checked against it"
+        console.print(note, markup=False)
 
 
 @app.command()

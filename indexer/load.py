@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import multiprocessing
 import resource
@@ -16,8 +17,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import msgspec
+import psycopg
 from elasticsearch import Elasticsearch
+from psycopg_pool import PoolTimeout
 
+from app.monitoring import releases
+from app.settings import get_settings
 from indexer import catalog, elastic, produce
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
@@ -47,6 +52,10 @@ class LoadReport(msgspec.Struct, kw_only=True):
     previous_index: str | None
     live: bool
     files: list[FileReport]
+    release_recorded: bool = False
+    """Whether the release was recorded in PostgreSQL for the monitors (after the swap)."""
+    release_note: str | None = None
+    """Why it was not, when it went live but could not be recorded."""
     ignored_files: list[IgnoredFile]
     establishments: int = 0
     documents_written: int = 0
@@ -263,6 +272,19 @@ def _publish(
     if swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
+        report.release_note = record_release(report.alias, index)
+        report.release_recorded = report.release_note is None
+
+
+def record_release(alias: str, index: str) -> str | None:
+    """Records the release that just went live in PostgreSQL (with the job that checks the
+    monitors against it); None when done, else why not. The release stays live either way: a
+    worker records it within seconds when it sees the alias (`conciliar_releases`)."""
+    try:
+        asyncio.run(releases.publish(get_settings().database_url, alias, index))
+    except (OSError, psycopg.Error, PoolTimeout) as error:
+        return f"release not recorded for the monitors ({type(error).__name__}: {error})"
+    return None
 
 
 def _share(memory_limit: str, workers: int) -> str:

@@ -1,0 +1,354 @@
+"""All SQL of monitors, releases, events (`entregas`) and delivery attempts: plain,
+parameterised psycopg 3. Callers own the transactions."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+
+class Monitor(msgspec.Struct, kw_only=True):
+    """A monitor as its owner sees it (never its secret)."""
+
+    id: int
+    cnpj: str
+    webhook_url: str
+    eventos: list[str]
+    descricao: str
+    estado: str
+    """`ativo` or `pausado`."""
+    motivo_pausa: str | None
+    """Why it was paused, when the service paused it (the endpoint answered 410, or failed
+    every retry)."""
+    criado_em: datetime
+    ultima_verificacao: datetime | None
+    ultima_alteracao: datetime | None
+
+
+class Vigia(Monitor, kw_only=True):
+    """A monitor as the service works with it: its owner, salt and baseline."""
+
+    conta_id: int
+    segredo_sal: str
+    referencia: dict[str, Any] | None
+    referencia_hash: str | None
+    referencia_indice: str | None
+
+
+_PUBLIC = (
+    "id, cnpj, webhook_url, eventos, descricao, estado, motivo_pausa, criado_em, "
+    "ultima_verificacao, ultima_alteracao"
+)
+_ALL = _PUBLIC + ", conta_id, segredo_sal, referencia, referencia_hash, referencia_indice"
+
+
+async def plan_allowance(conn: AsyncConnection, conta_id: int) -> tuple[int, int]:
+    """(monitors the account has, monitors its plan allows), the account's row locked."""
+    cursor = await conn.execute(
+        """
+        SELECT (SELECT count(*) FROM monitores WHERE conta_id = c.id), p.monitores_max
+        FROM contas c JOIN planos p ON p.nome = c.plano WHERE c.id = %s FOR UPDATE OF c
+        """,
+        (conta_id,),
+    )
+    row = await cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+async def insert_monitor(
+    conn: AsyncConnection,
+    *,
+    conta_id: int,
+    cnpj: str,
+    webhook_url: str,
+    eventos: list[str],
+    descricao: str,
+    sal: str,
+    referencia: dict[str, Any],
+    referencia_hash: str,
+    indice: str | None,
+) -> Vigia | None:
+    """The new monitor, or None when the account already watches that CNPJ at that URL."""
+    cursor = conn.cursor(row_factory=class_row(Vigia))
+    await cursor.execute(
+        f"""
+        INSERT INTO monitores (conta_id, cnpj, webhook_url, eventos, descricao, segredo_sal,
+                               referencia, referencia_hash, referencia_indice,
+                               ultima_verificacao)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now())
+        ON CONFLICT (conta_id, cnpj, webhook_url) DO NOTHING
+        RETURNING {_ALL}
+        """,  # noqa: S608 - a constant column list
+        (
+            conta_id,
+            cnpj,
+            webhook_url,
+            eventos,
+            descricao,
+            sal,
+            Jsonb(referencia),
+            referencia_hash,
+            indice,
+        ),
+    )
+    return await cursor.fetchone()
+
+
+async def find_monitor(
+    conn: AsyncConnection, monitor_id: int, conta_id: int | None = None, *, lock: bool = False
+) -> Vigia | None:
+    """A monitor by id (of the account, when given)."""
+    cursor = conn.cursor(row_factory=class_row(Vigia))
+    await cursor.execute(
+        f"SELECT {_ALL} FROM monitores WHERE id = %s AND (%s::bigint IS NULL OR conta_id = %s)"  # noqa: S608
+        + (" FOR UPDATE" if lock else ""),
+        (monitor_id, conta_id, conta_id),
+    )
+    return await cursor.fetchone()
+
+
+async def list_monitors(
+    conn: AsyncConnection, conta_id: int, estado: str | None, after: int | None, limit: int
+) -> list[Monitor]:
+    cursor = conn.cursor(row_factory=class_row(Monitor))
+    await cursor.execute(
+        f"""
+        SELECT {_PUBLIC} FROM monitores
+        WHERE conta_id = %s AND (%s::text IS NULL OR estado = %s)
+          AND (%s::bigint IS NULL OR id > %s)
+        ORDER BY id LIMIT %s
+        """,  # noqa: S608
+        (conta_id, estado, estado, after, after, limit),
+    )
+    return await cursor.fetchall()
+
+
+async def count_monitors(conn: AsyncConnection, conta_id: int, estado: str | None) -> int:
+    cursor = await conn.execute(
+        "SELECT count(*) FROM monitores WHERE conta_id = %s AND (%s::text IS NULL OR estado = %s)",
+        (conta_id, estado, estado),
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def update_monitor(
+    conn: AsyncConnection, monitor_id: int, changes: dict[str, Any]
+) -> Monitor | None:
+    """Sets the given columns (names from the service's own list, values as parameters)."""
+    allowed = {"webhook_url", "eventos", "descricao", "estado", "motivo_pausa", "segredo_sal"}
+    names = [name for name in changes if name in allowed]
+    assignments = ", ".join(f"{name} = %s" for name in names)
+    cursor = conn.cursor(row_factory=class_row(Monitor))
+    await cursor.execute(
+        f"UPDATE monitores SET {assignments} WHERE id = %s RETURNING {_PUBLIC}",  # noqa: S608
+        (*(changes[name] for name in names), monitor_id),
+    )
+    return await cursor.fetchone()
+
+
+async def delete_monitor(conn: AsyncConnection, conta_id: int, monitor_id: int) -> bool:
+    cursor = await conn.execute(
+        "DELETE FROM monitores WHERE id = %s AND conta_id = %s", (monitor_id, conta_id)
+    )
+    return cursor.rowcount > 0
+
+
+async def active_batch(conn: AsyncConnection, after: int, limit: int) -> list[Vigia]:
+    cursor = conn.cursor(row_factory=class_row(Vigia))
+    await cursor.execute(
+        f"SELECT {_ALL} FROM monitores WHERE estado = 'ativo' AND id > %s ORDER BY id LIMIT %s",  # noqa: S608
+        (after, limit),
+    )
+    return await cursor.fetchall()
+
+
+async def save_reference(
+    conn: AsyncConnection,
+    vigia: Vigia,
+    referencia: dict[str, Any] | None,
+    hash_: str | None,
+    indice: str | None,
+) -> bool:
+    """Moves the monitor's baseline, if nobody moved it since it was read (so two checks of the
+    same release never raise the same event twice); True when it moved it."""
+    cursor = await conn.execute(
+        """
+        UPDATE monitores SET referencia = %s, referencia_hash = %s, referencia_indice = %s,
+               ultima_verificacao = now(), ultima_alteracao = now()
+        WHERE id = %s AND referencia_hash IS NOT DISTINCT FROM %s
+        """,
+        (
+            Jsonb(referencia) if referencia is not None else None,
+            hash_,
+            indice,
+            vigia.id,
+            vigia.referencia_hash,
+        ),
+    )
+    return cursor.rowcount > 0
+
+
+async def mark_checked(conn: AsyncConnection, ids: list[int], indice: str | None) -> None:
+    if ids:
+        await conn.execute(
+            "UPDATE monitores SET ultima_verificacao = now(), referencia_indice = %s "
+            "WHERE id = ANY(%s)",
+            (indice, ids),
+        )
+
+
+async def insert_entrega(
+    conn: AsyncConnection, monitor_id: int, tipo: str, corpo: dict[str, Any]
+) -> uuid.UUID:
+    entrega_id = uuid.uuid4()
+    await conn.execute(
+        "INSERT INTO entregas (id, monitor_id, tipo, corpo) VALUES (%s, %s, %s, %s)",
+        (entrega_id, monitor_id, tipo, Jsonb(corpo)),
+    )
+    return entrega_id
+
+
+class Pendente(msgspec.Struct, kw_only=True):
+    """An event on its way, with what a delivery needs of its monitor."""
+
+    id: uuid.UUID
+    monitor_id: int
+    tipo: str
+    corpo: dict[str, Any]
+    estado: str
+    conta_id: int
+    webhook_url: str
+    segredo_sal: str
+    monitor_estado: str
+
+
+async def find_entrega(
+    conn: AsyncConnection, entrega_id: uuid.UUID, conta_id: int | None = None
+) -> Pendente | None:
+    cursor = conn.cursor(row_factory=class_row(Pendente))
+    await cursor.execute(
+        """
+        SELECT e.id, e.monitor_id, e.tipo, e.corpo, e.estado, m.conta_id, m.webhook_url,
+               m.segredo_sal, m.estado AS monitor_estado
+        FROM entregas e JOIN monitores m ON m.id = e.monitor_id
+        WHERE e.id = %s AND (%s::bigint IS NULL OR m.conta_id = %s)
+        """,
+        (entrega_id, conta_id, conta_id),
+    )
+    return await cursor.fetchone()
+
+
+async def record_attempt(
+    conn: AsyncConnection,
+    entrega_id: uuid.UUID,
+    tentativa: int,
+    status: int | None,
+    duracao_ms: int,
+    erro: str | None,
+    proxima_em: datetime | None,
+) -> None:
+    await conn.execute(
+        """
+        INSERT INTO tentativas (entrega_id, tentativa, status_http, duracao_ms, erro, proxima_em)
+        VALUES (%s, %s, %s, %s, %s, %s)
+        """,
+        (entrega_id, tentativa, status, duracao_ms, erro, proxima_em),
+    )
+
+
+async def finish_entrega(conn: AsyncConnection, entrega_id: uuid.UUID, estado: str) -> None:
+    await conn.execute(
+        "UPDATE entregas SET estado = %s, concluida_em = now() WHERE id = %s",
+        (estado, entrega_id),
+    )
+
+
+async def reopen_entrega(conn: AsyncConnection, entrega_id: uuid.UUID) -> None:
+    await conn.execute(
+        "UPDATE entregas SET estado = 'pendente', concluida_em = NULL WHERE id = %s",
+        (entrega_id,),
+    )
+
+
+async def pause_monitor(conn: AsyncConnection, monitor_id: int, motivo: str) -> None:
+    await conn.execute(
+        "UPDATE monitores SET estado = 'pausado', motivo_pausa = %s WHERE id = %s",
+        (motivo[:500], monitor_id),
+    )
+
+
+class Tentativa(msgspec.Struct, kw_only=True):
+    """One delivery attempt, as the owner's log lists it."""
+
+    id: int
+    entrega_id: uuid.UUID
+    monitor_id: int
+    evento: str
+    entrega_estado: str
+    tentativa: int
+    em: datetime
+    status_http: int | None
+    duracao_ms: int
+    erro: str | None
+    proxima_em: datetime | None
+
+
+async def attempts(
+    conn: AsyncConnection,
+    conta_id: int,
+    *,
+    monitor_id: int | None,
+    evento: str | None,
+    ok: bool | None,
+    before: int | None,
+    limit: int,
+) -> list[Tentativa]:
+    """The account's delivery attempts, newest first."""
+    cursor = conn.cursor(row_factory=class_row(Tentativa))
+    await cursor.execute(
+        """
+        SELECT t.id, t.entrega_id, e.monitor_id, e.tipo AS evento, e.estado AS entrega_estado,
+               t.tentativa, t.em, t.status_http, t.duracao_ms, t.erro, t.proxima_em
+        FROM tentativas t JOIN entregas e ON e.id = t.entrega_id
+             JOIN monitores m ON m.id = e.monitor_id
+        WHERE m.conta_id = %(conta)s
+          AND (%(monitor)s::bigint IS NULL OR e.monitor_id = %(monitor)s)
+          AND (%(evento)s::text IS NULL OR e.tipo = %(evento)s)
+          AND (%(ok)s::boolean IS NULL
+               OR (%(ok)s AND t.status_http BETWEEN 200 AND 299)
+               OR (NOT %(ok)s AND (t.status_http IS NULL OR t.status_http NOT BETWEEN 200 AND 299)))
+          AND (%(before)s::bigint IS NULL OR t.id < %(before)s)
+        ORDER BY t.id DESC LIMIT %(limit)s
+        """,
+        {
+            "conta": conta_id,
+            "monitor": monitor_id,
+            "evento": evento,
+            "ok": ok,
+            "before": before,
+            "limit": limit,
+        },
+    )
+    return await cursor.fetchall()
+
+
+async def record_release(conn: AsyncConnection, alias: str, indice: str) -> int | None:
+    """Records a release that went live; its id, or None when it was already recorded."""
+    cursor = await conn.execute(
+        "INSERT INTO releases (alias, indice) VALUES (%s, %s) ON CONFLICT (indice) DO NOTHING "
+        "RETURNING id",
+        (alias, indice),
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+async def mark_release_checked(conn: AsyncConnection, indice: str) -> None:
+    await conn.execute("UPDATE releases SET verificada_em = now() WHERE indice = %s", (indice,))

@@ -1,0 +1,511 @@
+"""Monitors: watch a CNPJ and be told, by a signed webhook, when its record changes.
+
+A monitor keeps the record it last saw (its baseline). Checking it against a release compares
+the record there with the baseline: a change raises `empresa.alterada` (with the changed fields),
+a record gone from the release `empresa.removida`; the event is stored and its delivery job
+deferred in the same transaction that moves the baseline, so a check never loses an event and
+never raises the same one twice. Deliveries run on the worker (`app.worker`), which retries
+them; `entregar` is one attempt, logged.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+import msgspec
+from psycopg import AsyncConnection
+
+from app.context import Backends
+from app.domain.record import Empresa
+from app.errors import BadRequestError, ConflictError, NotFoundError
+from app.lib import paging
+from app.lib.operations import Operacao
+from app.lookup.service import CnpjTexto, find_companies, get_company, parse_cnpj
+from app.monitoring import releases, repository
+from app.monitoring.diff import Mudanca, changes
+from app.monitoring.repository import Monitor, Tentativa, Vigia
+from app.webhooks import delivery, signing
+from app.webhooks.addresses import check_url, networks_of
+
+DELIVER = "entregar_webhook"
+"""The worker's task that delivers an event (deferred by name: this module defines no task)."""
+EVENTS: tuple[Literal["empresa.alterada", "empresa.removida"], ...] = (
+    "empresa.alterada",
+    "empresa.removida",
+)
+TEST_EVENT = "monitor.teste"
+BATCH = 500
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+CRIAR = Operacao("criar_monitoramento", None)
+VERIFICAR = Operacao("verificar_monitoramento", None)
+TESTAR = Operacao("testar_monitoramento", None)
+
+Evento = Literal["empresa.alterada", "empresa.removida"]
+Url = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=8,
+        max_length=2048,
+        description="URL https que recebe os eventos (POST assinado, Standard Webhooks).",
+        examples=["https://exemplo.com.br/webhooks/cnpj"],
+    ),
+]
+Descricao = Annotated[str, msgspec.Meta(max_length=200)]
+
+
+class NovoMonitor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    cnpj: CnpjTexto
+    webhook_url: Url
+    eventos: Annotated[list[Evento], msgspec.Meta(min_length=1, max_length=2)] = msgspec.field(
+        default_factory=lambda: list(EVENTS)
+    )
+    descricao: Descricao = ""
+
+
+class AlteraMonitor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    webhook_url: Url | None = None
+    eventos: Annotated[list[Evento], msgspec.Meta(min_length=1, max_length=2)] | None = None
+    descricao: Descricao | None = None
+    estado: Literal["ativo", "pausado"] | None = None
+
+
+class MonitorCriado(msgspec.Struct, kw_only=True):
+    monitor: Monitor
+    segredo: str
+    """The signing secret (`whsec_...`), shown this once: verify each webhook with it."""
+
+
+class NovoSegredo(msgspec.Struct, kw_only=True):
+    segredo: str
+
+
+class ListaMonitores(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    estado: Literal["ativo", "pausado"] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: paging.CursorTexto | None = None
+
+
+class PaginaMonitores(msgspec.Struct, kw_only=True):
+    data: list[Monitor]
+    total: int
+    next_cursor: str | None
+
+
+class Verificacao(msgspec.Struct, kw_only=True):
+    monitor_id: int
+    cnpj: str
+    indice: str | None
+    """The release index the record was read from."""
+    alterado: bool
+    removido: bool
+    mudancas: list[Mudanca]
+    entrega_id: str | None
+    """The event raised, when one was (its `webhook-id`)."""
+
+
+class Rodada(msgspec.Struct, kw_only=True):
+    indice: str | None
+    verificados: int = 0
+    alterados: int = 0
+    removidos: int = 0
+    eventos: int = 0
+
+
+class Teste(msgspec.Struct, kw_only=True):
+    entrega_id: str
+    ok: bool
+    status_http: int | None
+    duracao_ms: int
+    erro: str | None
+
+
+class FiltroTentativas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    monitor: int | None = None
+    evento: Annotated[str, msgspec.Meta(max_length=40)] | None = None
+    ok: bool | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: paging.CursorTexto | None = None
+
+
+class PaginaTentativas(msgspec.Struct, kw_only=True):
+    data: list[Tentativa]
+    next_cursor: str | None
+
+
+class RetryLater(Exception):  # noqa: N818 - a signal to the queue, not an error
+    """A delivery to try again at `at` (the queue's retry strategy reads it)."""
+
+    def __init__(self, at: datetime, reason: str) -> None:
+        super().__init__(reason)
+        self.at = at
+
+
+# ------------------------------------------------------------------ monitors
+
+
+def _snapshot(company: Empresa) -> dict[str, Any]:
+    snapshot: dict[str, Any] = msgspec.to_builtins(company)
+    return snapshot
+
+
+async def _release_index(backends: Backends) -> str | None:
+    names = msgspec.json.decode((await backends.es.indices.get_alias(name=backends.alias)).body)
+    return sorted(names)[-1] if names else None
+
+
+async def create(backends: Backends, conta_id: int, entrada: NovoMonitor) -> MonitorCriado:
+    """A new monitor of a CNPJ (404 unknown, 400 for a URL webhooks may not reach, 409 when
+    the account already watches it at that URL or has reached its plan's number)."""
+    settings = backends.settings
+    number = parse_cnpj(entrada.cnpj)
+    url = await check_url(
+        entrada.webhook_url,
+        networks_of(settings.webhook_allow_networks),
+        settings.webhook_allow_http,
+    )
+    company = await get_company(backends.es, backends.alias, number)
+    index = await _release_index(backends)
+    salt = signing.new_salt()
+    async with backends.pool.connection() as conn, conn.transaction():
+        have, allowed = await repository.plan_allowance(conn, conta_id)
+        if have >= allowed:
+            raise ConflictError(
+                f"O plano da conta permite {allowed} monitoramentos; remova um antes de criar "
+                "outro.",
+                details={"maximo": allowed},
+            )
+        vigia = await repository.insert_monitor(
+            conn,
+            conta_id=conta_id,
+            cnpj=number,
+            webhook_url=url,
+            eventos=sorted(set(entrada.eventos)),
+            descricao=entrada.descricao,
+            sal=salt,
+            referencia=_snapshot(company),
+            referencia_hash=company.hash,
+            indice=index,
+        )
+    if vigia is None:
+        raise ConflictError("Este CNPJ já é monitorado nesta URL pela conta.")
+    return MonitorCriado(
+        monitor=_public(vigia), segredo=signing.secret_of(backends.secret, vigia.id, salt)
+    )
+
+
+def _public(vigia: Vigia) -> Monitor:
+    return Monitor(**{name: getattr(vigia, name) for name in Monitor.__struct_fields__})
+
+
+async def _owned(
+    conn: AsyncConnection, conta_id: int, monitor_id: int, lock: bool = False
+) -> Vigia:
+    vigia = await repository.find_monitor(conn, monitor_id, conta_id, lock=lock)
+    if vigia is None:
+        raise NotFoundError("Monitoramento não encontrado nesta conta.")
+    return vigia
+
+
+async def get(backends: Backends, conta_id: int, monitor_id: int) -> Monitor:
+    async with backends.pool.connection() as conn:
+        return _public(await _owned(conn, conta_id, monitor_id))
+
+
+async def listing(backends: Backends, conta_id: int, entrada: ListaMonitores) -> PaginaMonitores:
+    request = paging.digest(["monitores", conta_id, entrada.estado])
+    after = backends.cursors.after_id(entrada.cursor, "monitores", request)
+    async with backends.pool.connection() as conn:
+        rows = await repository.list_monitors(
+            conn, conta_id, entrada.estado, after, entrada.limit + 1
+        )
+        total = await repository.count_monitors(conn, conta_id, entrada.estado)
+    page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "monitores", request)
+    return PaginaMonitores(data=page, total=total, next_cursor=next_cursor)
+
+
+async def update(
+    backends: Backends, conta_id: int, monitor_id: int, entrada: AlteraMonitor
+) -> Monitor:
+    """Changes URL, events or description; pauses or resumes (resuming clears why it was
+    paused)."""
+    settings = backends.settings
+    values: dict[str, Any] = {}
+    if entrada.webhook_url is not None:
+        values["webhook_url"] = await check_url(
+            entrada.webhook_url,
+            networks_of(settings.webhook_allow_networks),
+            settings.webhook_allow_http,
+        )
+    if entrada.eventos is not None:
+        values["eventos"] = sorted(set(entrada.eventos))
+    if entrada.descricao is not None:
+        values["descricao"] = entrada.descricao
+    if entrada.estado is not None:
+        values["estado"] = entrada.estado
+        if entrada.estado == "ativo":
+            values["motivo_pausa"] = None
+    async with backends.pool.connection() as conn, conn.transaction():
+        vigia = await _owned(conn, conta_id, monitor_id, lock=True)
+        if not values:
+            return _public(vigia)
+        updated = await repository.update_monitor(conn, monitor_id, values)
+    assert updated is not None
+    return updated
+
+
+async def delete(backends: Backends, conta_id: int, monitor_id: int) -> None:
+    async with backends.pool.connection() as conn:
+        if not await repository.delete_monitor(conn, conta_id, monitor_id):
+            raise NotFoundError("Monitoramento não encontrado nesta conta.")
+
+
+async def rotate(backends: Backends, conta_id: int, monitor_id: int) -> NovoSegredo:
+    """A new signing secret, shown this once; the old one stops signing at once."""
+    salt = signing.new_salt()
+    async with backends.pool.connection() as conn, conn.transaction():
+        await _owned(conn, conta_id, monitor_id, lock=True)
+        await repository.update_monitor(conn, monitor_id, {"segredo_sal": salt})
+    return NovoSegredo(segredo=signing.secret_of(backends.secret, monitor_id, salt))
+
+
+# ------------------------------------------------------------------ checking
+
+
+def _body(tipo: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": tipo, "timestamp": datetime.now(UTC).isoformat(), "data": data}
+
+
+async def _emit(
+    conn: AsyncConnection, backends: Backends, vigia: Vigia, tipo: str, data: dict[str, Any]
+) -> uuid.UUID:
+    """Stores the event and defers its delivery in the caller's transaction."""
+    entrega_id = await repository.insert_entrega(conn, vigia.id, tipo, _body(tipo, data))
+    await _defer(conn, backends, vigia.id, entrega_id)
+    return entrega_id
+
+
+async def _defer(
+    conn: AsyncConnection, backends: Backends, monitor_id: int, entrega_id: uuid.UUID
+) -> None:
+    await backends.queue.configure_task(
+        DELIVER, connection=conn, lock=f"monitor:{monitor_id}", queue="webhooks"
+    ).defer_async(entrega_id=str(entrega_id))
+
+
+async def _check(
+    conn: AsyncConnection,
+    backends: Backends,
+    vigia: Vigia,
+    company: Empresa | None,
+    indice: str | None,
+) -> Verificacao:
+    """Compares one monitor's baseline with the record of `indice` (None: not there) and, when
+    something changed, moves the baseline and raises the event, atomically."""
+    base: dict[str, Any] = {"monitor_id": vigia.id, "cnpj": vigia.cnpj, "indice": indice}
+
+    def outcome(alterado: bool, removido: bool, found: list[Mudanca], entrega: Any) -> Verificacao:
+        return Verificacao(
+            monitor_id=vigia.id,
+            cnpj=vigia.cnpj,
+            indice=indice,
+            alterado=alterado,
+            removido=removido,
+            mudancas=found,
+            entrega_id=str(entrega) if entrega else None,
+        )
+
+    if company is None:
+        if vigia.referencia is None:  # already known to be gone
+            await repository.mark_checked(conn, [vigia.id], indice)
+            return outcome(False, True, [], None)
+        entrega = None
+        moved = await repository.save_reference(conn, vigia, None, None, indice)
+        if moved and "empresa.removida" in vigia.eventos:
+            data = {**base, "ultimo_registro": vigia.referencia}
+            entrega = await _emit(conn, backends, vigia, "empresa.removida", data)
+        return outcome(True, True, [], entrega)
+    snapshot = _snapshot(company)
+    found = (
+        changes(vigia.referencia or {}, snapshot) if company.hash != vigia.referencia_hash else []
+    )
+    if company.hash == vigia.referencia_hash or not found:
+        if company.hash != vigia.referencia_hash:  # only derived fields moved: follow silently
+            await repository.save_reference(conn, vigia, snapshot, company.hash, indice)
+        else:
+            await repository.mark_checked(conn, [vigia.id], indice)
+        return outcome(False, False, [], None)
+    entrega = None
+    moved = await repository.save_reference(conn, vigia, snapshot, company.hash, indice)
+    if moved and "empresa.alterada" in vigia.eventos:
+        data = {**base, "mudancas": msgspec.to_builtins(found)}
+        entrega = await _emit(conn, backends, vigia, "empresa.alterada", data)
+    return outcome(True, False, found, entrega)
+
+
+async def verify(backends: Backends, conta_id: int, monitor_id: int) -> Verificacao:
+    """Checks one monitor against the live release now."""
+    index = await _release_index(backends)
+    async with backends.pool.connection() as conn, conn.transaction():
+        vigia = await _owned(conn, conta_id, monitor_id, lock=True)
+        found = await find_companies(backends.es, backends.alias, [vigia.cnpj])
+        return await _check(conn, backends, vigia, found[0] if found else None, index)
+
+
+async def check_release(backends: Backends, indice: str | None = None) -> Rodada:
+    """Checks every active monitor against a release (the live one by default), in batches:
+    one search and one transaction per batch."""
+    index = indice or await _release_index(backends)
+    rodada = Rodada(indice=index)
+    after = 0
+    while True:
+        async with backends.pool.connection() as conn:
+            batch = await repository.active_batch(conn, after, BATCH)
+        if not batch:
+            break
+        after = batch[-1].id
+        companies = await find_companies(
+            backends.es, index or backends.alias, sorted({v.cnpj for v in batch})
+        )
+        by_cnpj = {company.cnpj: company for company in companies}
+        async with backends.pool.connection() as conn, conn.transaction():
+            for vigia in batch:
+                outcome = await _check(conn, backends, vigia, by_cnpj.get(vigia.cnpj), index)
+                rodada.verificados += 1
+                rodada.alterados += outcome.alterado and not outcome.removido
+                rodada.removidos += outcome.removido and outcome.alterado
+                rodada.eventos += outcome.entrega_id is not None
+    if index:
+        async with backends.pool.connection() as conn:
+            await repository.mark_release_checked(conn, index)
+    return rodada
+
+
+async def record_release(backends: Backends, indice: str) -> bool:
+    """Records that `indice` went live and defers the check of every monitor against it, in one
+    transaction; False when it was already recorded (nothing deferred twice)."""
+    async with backends.pool.connection() as conn, conn.transaction():
+        return await releases.record(conn, backends.queue, backends.alias, indice)
+
+
+# ------------------------------------------------------------------ delivering
+
+
+def retry_delays(settings: Any) -> list[float]:
+    return [float(item) for item in str(settings.webhook_retry_delays).split(",") if item.strip()]
+
+
+async def entregar(
+    backends: Backends, entrega_id: uuid.UUID, tentativa: int, *, teste: bool = False
+) -> delivery.Resultado | None:
+    """One delivery attempt of an event, logged. Delivered: done. `410 Gone`: the monitor is
+    paused, no retry. Otherwise `RetryLater` with the next time (exponential with jitter, or
+    the endpoint's `Retry-After`), until the retries run out: then the monitor is paused with
+    the reason. A test event is tried once and pauses nothing. None when there was nothing to
+    deliver (the event was delivered, cancelled, or its monitor removed)."""
+    async with backends.pool.connection() as conn:
+        pendente = await repository.find_entrega(conn, entrega_id)
+    if pendente is None or pendente.estado != "pendente":
+        return None
+    if pendente.monitor_estado != "ativo" and not teste:
+        async with backends.pool.connection() as conn:
+            await repository.finish_entrega(conn, entrega_id, "cancelada")
+        return None
+    secret = signing.secret_of(backends.secret, pendente.monitor_id, pendente.segredo_sal)
+    body = msgspec.json.encode(pendente.corpo).decode()
+    settings = backends.settings
+    async with delivery.client(
+        networks_of(settings.webhook_allow_networks), settings.webhook_timeout
+    ) as session:
+        outcome = await delivery.send(session, pendente.webhook_url, secret, str(entrega_id), body)
+    delays = retry_delays(settings)
+    last = teste or outcome.gone or tentativa >= len(delays)
+    next_at = None if (outcome.ok or last) else _next(delays[tentativa], outcome.retry_after)
+    async with backends.pool.connection() as conn, conn.transaction():
+        await repository.record_attempt(
+            conn,
+            entrega_id,
+            tentativa + 1,
+            outcome.status,
+            outcome.duracao_ms,
+            outcome.erro,
+            next_at,
+        )
+        if outcome.ok:
+            await repository.finish_entrega(conn, entrega_id, "entregue")
+        elif last:
+            await repository.finish_entrega(conn, entrega_id, "falhou")
+            if not teste:
+                reason = (
+                    "o endpoint respondeu 410 Gone"
+                    if outcome.gone
+                    else f"falhou nas {tentativa + 1} tentativas de entrega ({outcome.erro})"
+                )
+                await repository.pause_monitor(conn, pendente.monitor_id, f"Pausado: {reason}.")
+    if next_at is not None:
+        raise RetryLater(next_at, outcome.erro or "falha na entrega")
+    return outcome
+
+
+def _next(delay: float, asked: float | None) -> datetime:
+    """The next attempt: the schedule's delay with up to 20 % jitter, or later when the endpoint
+    asked for more (`Retry-After`)."""
+    jittered = delay * (1 + 0.2 * uuid.uuid4().int / 2**128)
+    return datetime.now(UTC) + timedelta(seconds=max(jittered, asked or 0.0))
+
+
+async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
+    """Sends a signed `monitor.teste` event now and answers with the attempt."""
+    async with backends.pool.connection() as conn, conn.transaction():
+        vigia = await _owned(conn, conta_id, monitor_id)
+        data = {
+            "monitor_id": vigia.id,
+            "cnpj": vigia.cnpj,
+            "mensagem": "Evento de teste: a assinatura e a entrega funcionam.",
+        }
+        entrega_id = await repository.insert_entrega(
+            conn, vigia.id, TEST_EVENT, _body(TEST_EVENT, data)
+        )
+    outcome = await entregar(backends, entrega_id, 0, teste=True)
+    assert outcome is not None
+    return Teste(
+        entrega_id=str(entrega_id),
+        ok=outcome.ok,
+        status_http=outcome.status,
+        duracao_ms=outcome.duracao_ms,
+        erro=outcome.erro,
+    )
+
+
+async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> None:
+    """Delivers an event again (the same `webhook-id`), with a fresh round of retries."""
+    async with backends.pool.connection() as conn, conn.transaction():
+        pendente = await repository.find_entrega(conn, entrega_id, conta_id)
+        if pendente is None:
+            raise NotFoundError("Entrega não encontrada nesta conta.")
+        if pendente.monitor_estado != "ativo":
+            raise BadRequestError("O monitoramento está pausado: retome-o antes de reenviar.")
+        await repository.reopen_entrega(conn, entrega_id)
+        await _defer(conn, backends, pendente.monitor_id, entrega_id)
+
+
+async def attempts(
+    backends: Backends, conta_id: int, entrada: FiltroTentativas
+) -> PaginaTentativas:
+    request = paging.digest(["tentativas", conta_id, entrada.monitor, entrada.evento, entrada.ok])
+    before = backends.cursors.after_id(entrada.cursor, "tentativas", request)
+    async with backends.pool.connection() as conn:
+        rows = await repository.attempts(
+            conn,
+            conta_id,
+            monitor_id=entrada.monitor,
+            evento=entrada.evento,
+            ok=entrada.ok,
+            before=before,
+            limit=entrada.limit + 1,
+        )
+    page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "tentativas", request)
+    return PaginaTentativas(data=page, next_cursor=next_cursor)

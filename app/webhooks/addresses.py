@@ -1,0 +1,88 @@
+"""Where webhooks may go: public addresses only, unless the operator lists networks.
+
+A subscriber's URL must never reach the service's own network (an internal admin port, a cloud
+metadata address, the database): only addresses that are globally routable are allowed, plus
+the networks listed in `WEBHOOK_ALLOW_NETWORKS` (for development and tests). The check runs
+twice: when the URL is saved (on every address its host resolves to, for a clear 400) and when
+each connection is made (on the exact address being connected, so a host that resolves to a
+public address when saved and to 127.0.0.1 later, DNS rebinding, is still refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from app.auth.address import Network, normalise
+from app.errors import BadRequestError
+
+MAX_URL = 2048
+
+
+class RefusedAddressError(OSError):
+    """A connection to an address webhooks may not reach."""
+
+
+def allowed(raw: str, networks: Sequence[Network]) -> bool:
+    address = normalise(raw)
+    if address is None:
+        return False
+    return address.is_global or any(address in network for network in networks)
+
+
+def guarded_socket(networks: Sequence[Network]) -> object:
+    """A socket factory for aiohttp that refuses, at connect time, any address that is not
+    allowed (it sees the exact address the connection is about to use)."""
+
+    def factory(addr_info: tuple[int, int, int, str, tuple[object, ...]]) -> socket.socket:
+        family, kind, proto, _, sockaddr = addr_info
+        host = str(sockaddr[0])
+        if not allowed(host, networks):
+            raise RefusedAddressError(f"endereço não permitido para webhooks: {host}")
+        return socket.socket(family, kind, proto)
+
+    return factory
+
+
+async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> str:
+    """The URL if a webhook may be sent to it; a 400 saying why not otherwise."""
+    if len(url) > MAX_URL:
+        raise BadRequestError(
+            f"webhook_url: no máximo {MAX_URL} caracteres.", {"campo": "webhook_url"}
+        )
+    parts = urlsplit(url.strip())
+    schemes = ("https", "http") if allow_http else ("https",)
+    if parts.scheme not in schemes or not parts.hostname:
+        raise BadRequestError(
+            "webhook_url: use uma URL https://" + (" ou http://" if allow_http else "") + ".",
+            details={"campo": "webhook_url"},
+        )
+    if parts.username or parts.password:
+        raise BadRequestError("webhook_url: sem usuário e senha na URL.", {"campo": "webhook_url"})
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            parts.hostname, port, type=socket.SOCK_STREAM
+        )
+    except (OSError, ValueError):
+        raise BadRequestError(
+            f"webhook_url: o endereço {parts.hostname[:100]} não foi encontrado.",
+            details={"campo": "webhook_url"},
+        ) from None
+    refused = sorted({str(info[4][0]) for info in infos if not allowed(str(info[4][0]), networks)})
+    if refused:
+        raise BadRequestError(
+            "webhook_url: o endereço resolve para uma rede privada, local ou reservada; use um "
+            "endereço público.",
+            details={"campo": "webhook_url", "enderecos": refused[:5]},
+        )
+    return url.strip()
+
+
+def networks_of(raw: str) -> list[Network]:
+    return [
+        ipaddress.ip_network(item.strip(), strict=False) for item in raw.split(",") if item.strip()
+    ]

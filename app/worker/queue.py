@@ -1,0 +1,105 @@
+"""The job queue (procrastinate on PostgreSQL) and the worker's tasks.
+
+Why procrastinate: jobs are rows in the app's own PostgreSQL, deferred inside the transaction
+that creates what they act on (an event and its delivery job commit or roll back together),
+with retry strategies that can set the next time (`Retry-After`), per-key locks (one webhook
+endpoint's deliveries run in order, others in parallel) and periodic tasks. A worker killed in
+the middle of a job leaves it `doing`: the periodic `recuperar_travados` gives it to another
+worker once the dead one's heartbeat is older than `WORKER_STALLED_AFTER` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import msgspec
+import procrastinate
+from elasticsearch import NotFoundError
+from procrastinate import JobContext, RetryDecision
+from procrastinate.jobs import Job
+from procrastinate.retry import BaseRetryStrategy
+
+from app.context import Backends
+from app.lib.elastic import body
+from app.monitoring import releases
+from app.monitoring import service as monitoring
+
+log = logging.getLogger("app.worker")
+queue = procrastinate.App(connector=procrastinate.PsycopgConnector())
+"""The queue with every task: each process opens it on its own pool (`open_async(pool=...)`),
+the app to defer jobs in its transactions, the worker to run them."""
+MAX_UNEXPECTED = 20
+"""Attempts of a job that failed for a reason that is not a delivery's own failure."""
+
+
+class Retries(BaseRetryStrategy):
+    """A delivery's next time comes from the delivery (`RetryLater`: schedule, jitter,
+    `Retry-After`); any other failure (the database briefly away) is retried after 10 s."""
+
+    def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
+        if isinstance(exception, monitoring.RetryLater):
+            return RetryDecision(retry_at=exception.at)
+        if job.attempts >= MAX_UNEXPECTED:
+            return None
+        return RetryDecision(retry_in={"seconds": 10})
+
+
+def _backends(context: JobContext) -> Backends:
+    found: Backends = context.additional_context["backends"]
+    return found
+
+
+@queue.task(name=monitoring.DELIVER, queue="webhooks", pass_context=True, retry=Retries())
+async def entregar_webhook(context: JobContext, entrega_id: str) -> None:
+    job = context.job
+    await monitoring.entregar(_backends(context), uuid.UUID(entrega_id), job.attempts)
+
+
+@queue.task(name=releases.CHECK, queue="monitoramento", pass_context=True, retry=Retries())
+async def verificar_release(context: JobContext, indice: str, alias: str) -> None:
+    """Checks every monitor against a release of this worker's alias (a release of another
+    alias, loaded on the same database, is not its business)."""
+    backends = _backends(context)
+    if alias != backends.alias:
+        return
+    rodada = await monitoring.check_release(backends, indice)
+    log.info("release %s: %s", indice, rodada)
+
+
+@queue.periodic(cron="*/10 * * * * *", periodic_id="conciliar")
+@queue.task(
+    name="conciliar_releases",
+    queue="monitoramento",
+    pass_context=True,
+    queueing_lock="conciliar_releases",
+)
+async def conciliar_releases(context: JobContext, timestamp: int) -> None:
+    """Records the live release when the indexer could not (a safety net: the indexer records
+    it in the same step as the alias swap)."""
+    backends = _backends(context)
+    try:
+        names = msgspec.json.decode(body(await backends.es.indices.get_alias(name=backends.alias)))
+    except NotFoundError:  # no release loaded yet
+        return
+    for indice in sorted(names):
+        await monitoring.record_release(backends, indice)
+
+
+@queue.periodic(cron="*/2 * * * * *", periodic_id="recuperar")
+@queue.task(
+    name="recuperar_travados",
+    queue="manutencao",
+    pass_context=True,
+    queueing_lock="recuperar_travados",
+)
+async def recuperar_travados(context: JobContext, timestamp: int) -> None:
+    """Runs again the jobs of workers that stopped beating (killed, frozen, lost)."""
+    backends = _backends(context)
+    manager = context.app.job_manager
+    stalled = await manager.get_stalled_jobs(
+        seconds_since_heartbeat=backends.settings.worker_stalled_after
+    )
+    for job in stalled:
+        log.warning("job %s (%s) of a stalled worker: running it again", job.id, job.task_name)
+        await manager.retry_job(job)

@@ -1,0 +1,179 @@
+"""Deliveries through the worker to a real receiver that verifies every signature: test events,
+retries until delivered, `Retry-After`, `410 Gone`, persistent failure, re-sending, the log of
+every attempt, and the address policy applied when the connection is made."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import psycopg
+
+from app.webhooks import delivery
+from tests.conftest import Issued, MakeKey, Server
+from tests.monitoring.conftest import Receiver, Worker, create_monitor, log_of, until
+
+SAMPLE_CNPJ = "57815224000179"
+BASE = "/v1/me/monitoramentos"
+
+
+def _force_change(database: str, server: Server, key: Issued, monitor_id: int) -> dict[str, Any]:
+    """Makes the monitor's baseline an older record (another legal name), then asks for the
+    check: the live record differs, so an `empresa.alterada` event is raised."""
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "UPDATE monitores SET referencia = jsonb_set(referencia, '{razao_social}', "
+            "'\"NOME ANTIGO LTDA\"'), referencia_hash = 'antigo' WHERE id = %s",
+            (monitor_id,),
+        )
+    with server.client(headers=key.headers) as client:
+        checked: dict[str, Any] = client.post(f"{BASE}/{monitor_id}/verificar").json()
+    assert checked["alterado"] is True
+    assert checked["entrega_id"]
+    return checked
+
+
+def _monitor(server: Server, key: Issued, monitor_id: int) -> dict[str, Any]:
+    with server.client(headers=key.headers) as client:
+        found: dict[str, Any] = client.get(f"{BASE}/{monitor_id}").json()
+    return found
+
+
+def test_test_event_signed_delivered_and_logged(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    key = make_key()
+    monitor = create_monitor(server, key, receiver, "teste", SAMPLE_CNPJ)["monitor"]
+    with server.client(headers=key.headers) as client:
+        answer = client.post(f"{BASE}/{monitor['id']}/testar").json()
+    assert answer["ok"] is True
+    assert answer["status_http"] == 200
+    [got] = receiver.of("teste")
+    assert got.verified is True
+    assert got.headers["webhook-id"] == answer["entrega_id"]
+    assert got.event["type"] == "monitor.teste"
+    assert got.event["data"]["cnpj"] == SAMPLE_CNPJ
+    [attempt] = log_of(server, key, monitor=monitor["id"])
+    assert (attempt["evento"], attempt["tentativa"], attempt["status_http"]) == (
+        "monitor.teste",
+        1,
+        200,
+    )
+
+
+def test_change_delivered_after_failures_same_id_every_attempt_logged(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
+) -> None:
+    key = make_key()
+    receiver.plan("falhas", (500, {}, 0), (502, {}, 0))
+    monitor = create_monitor(server, key, receiver, "falhas", SAMPLE_CNPJ)["monitor"]
+    checked = _force_change(database, server, key, monitor["id"])
+    got = receiver.wait("falhas", 3)
+    assert {item.headers["webhook-id"] for item in got} == {checked["entrega_id"]}
+    assert all(item.verified for item in got)
+    event = got[-1].event
+    assert event["type"] == "empresa.alterada"
+    assert event["data"]["mudancas"] == [
+        {
+            "campo": "razao_social",
+            "antes": "NOME ANTIGO LTDA",
+            "depois": checked["mudancas"][0]["depois"],
+        }
+    ]
+    attempts = until(
+        lambda: (
+            len(log_of(server, key, monitor=monitor["id"])) == 3
+            and log_of(server, key, monitor=monitor["id"])
+        )
+    )
+    assert [(a["tentativa"], a["status_http"]) for a in reversed(attempts)] == [
+        (1, 500),
+        (2, 502),
+        (3, 200),
+    ]
+    assert attempts[0]["entrega_estado"] == "entregue"
+    assert attempts[-1]["proxima_em"] is not None
+    assert log_of(server, key, monitor=monitor["id"], ok="false")[0]["erro"] == "HTTP 502"
+
+
+def test_retry_after_honoured(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
+) -> None:
+    key = make_key()
+    receiver.plan("espere", (429, {"Retry-After": "3"}, 0))
+    monitor = create_monitor(server, key, receiver, "espere", SAMPLE_CNPJ)["monitor"]
+    _force_change(database, server, key, monitor["id"])
+    started = time.monotonic()
+    first, second = receiver.wait("espere", 2)
+    assert time.monotonic() - started >= 3  # the schedule alone would wait 0.5 s
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]
+    assert int(second.headers["webhook-timestamp"]) - int(first.headers["webhook-timestamp"]) >= 2
+
+
+def test_gone_pauses_monitor_no_retry(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
+) -> None:
+    key = make_key()
+    receiver.plan("sumiu", (410, {}, 0))
+    monitor = create_monitor(server, key, receiver, "sumiu", SAMPLE_CNPJ)["monitor"]
+    _force_change(database, server, key, monitor["id"])
+    paused = until(lambda: (m := _monitor(server, key, monitor["id"]))["estado"] == "pausado" and m)
+    assert "410" in paused["motivo_pausa"]
+    time.sleep(1.5)
+    assert len(receiver.of("sumiu")) == 1
+
+
+def test_persistent_failure_pauses_monitor_then_resend_delivers(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
+) -> None:
+    key = make_key()
+    receiver.plan("quebrado", *[(503, {}, 0)] * 4)
+    monitor = create_monitor(server, key, receiver, "quebrado", SAMPLE_CNPJ)["monitor"]
+    checked = _force_change(database, server, key, monitor["id"])
+    paused = until(lambda: (m := _monitor(server, key, monitor["id"]))["estado"] == "pausado" and m)
+    assert "4 tentativas" in paused["motivo_pausa"]
+    assert len(receiver.of("quebrado")) == 4
+    with server.client(headers=key.headers) as client:
+        path = f"{BASE}/logs/{checked['entrega_id']}/reenviar"
+        assert client.post(path).status_code == 400  # paused: resume first
+        client.patch(f"{BASE}/{monitor['id']}", json={"estado": "ativo"})
+        assert client.post(path).status_code == 202
+    got = receiver.wait("quebrado", 5)
+    assert got[-1].headers["webhook-id"] == checked["entrega_id"]
+    assert got[-1].verified is True
+
+
+def test_connect_time_check_refuses_loopback_when_not_allowed(receiver: Receiver) -> None:
+    """The address is checked on the connection itself: `localhost` resolves to loopback,
+    which a worker without allowed networks refuses, whatever was checked when it was saved."""
+
+    async def attempt(networks: list[Any]) -> delivery.Resultado:
+        async with delivery.client(networks, timeout=5) as session:
+            url = receiver.url("rebind").replace("127.0.0.1", "localhost")
+            return await delivery.send(session, url, "whsec_" + "A" * 44, "msg_1", '{"a": 1}')
+
+    refused = asyncio.run(attempt([]))
+    assert refused.status is None
+    assert "não permitido" in (refused.erro or "")
+    assert receiver.of("rebind") == []
+    from app.webhooks.addresses import networks_of
+
+    allowed = asyncio.run(attempt(networks_of("127.0.0.0/8,::1/128")))
+    assert allowed.ok
+
+
+def test_redirects_not_followed(receiver: Receiver) -> None:
+    receiver.plan("redireciona", (307, {"Location": "http://169.254.169.254/latest"}, 0))
+
+    async def attempt() -> delivery.Resultado:
+        from app.webhooks.addresses import networks_of
+
+        async with delivery.client(networks_of("127.0.0.0/8"), timeout=5) as session:
+            return await delivery.send(
+                session, receiver.url("redireciona"), "whsec_" + "A" * 44, "m", "{}"
+            )
+
+    outcome = asyncio.run(attempt())
+    assert outcome.status == 307
+    assert not outcome.ok

@@ -1,0 +1,193 @@
+"""Monitors over HTTP: creation (with its secret shown once), validation of the CNPJ and the
+URL, the plan's cap, listing, pausing, resuming, rotating the secret, deleting, and another
+account's monitor out of reach."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.conftest import MakeKey, Server, serving
+from tests.monitoring.conftest import Receiver, create_monitor
+
+SAMPLE_CNPJ = "57815224000179"
+BASE = "/v1/me/monitoramentos"
+OK = "{receiver}"
+"""Stands for a URL the test server accepts (the loopback receiver, an allowed network)."""
+
+
+def test_create_monitor_secret_once_and_listing(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    key = make_key()
+    created = create_monitor(server, key, receiver, "lista", SAMPLE_CNPJ, descricao="cliente")
+    monitor = created["monitor"]
+    assert created["segredo"].startswith("whsec_")
+    assert monitor["estado"] == "ativo"
+    assert monitor["eventos"] == ["empresa.alterada", "empresa.removida"]
+    with server.client(headers=key.headers) as client:
+        listed = client.get(BASE).json()
+        one = client.get(f"{BASE}/{monitor['id']}").json()
+        alias = client.get(f"/me/monitoramentos/{monitor['id']}")
+    assert listed["total"] == 1
+    assert listed["data"] == [monitor] == [one]
+    assert alias.status_code == 200
+    assert created["segredo"] not in str(listed) + str(one)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"cnpj": "123", "webhook_url": OK}, 400, None),
+        ({"cnpj": "00000000000191", "webhook_url": OK}, 404, None),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "ftp://example.com/x"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://user:pw@example.com/x"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://10.0.0.1/hook"}, 400, "webhook_url"),
+        (
+            {"cnpj": SAMPLE_CNPJ, "webhook_url": "https://169.254.169.254/latest"},
+            400,
+            "webhook_url",
+        ),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[fe80::1]/x"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://nao-existe.invalid/x"}, 400, "webhook_url"),
+        (
+            {"cnpj": SAMPLE_CNPJ, "webhook_url": "https://example.com/x", "eventos": ["outro"]},
+            400,
+            None,
+        ),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://example.com/x", "cor": 1}, 400, None),
+    ],
+)
+def test_create_monitor_bad_input_refused(
+    server: Server,
+    make_key: MakeKey,
+    receiver: Receiver,
+    body: dict[str, Any],
+    status: int,
+    field: str | None,
+) -> None:
+    body = {**body, "webhook_url": body["webhook_url"].replace(OK, receiver.url("ok"))}
+    with server.client(headers=make_key().headers) as client:
+        response = client.post(BASE, json=body)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]
+    if field:
+        assert response.json()["details"]["campo"] == field
+
+
+def test_private_target_refused_unless_operator_allows(
+    peer_alias: str, make_key: MakeKey, receiver: Receiver
+) -> None:
+    """Without `WEBHOOK_ALLOW_NETWORKS` (the default), loopback is refused when saved."""
+    with serving(peer_alias) as strict, strict.client(headers=make_key().headers) as client:
+        loopback = receiver.url("x").replace("http://", "https://")
+        response = client.post(BASE, json={"cnpj": "33683111000280", "webhook_url": loopback})
+        assert response.status_code == 400, response.text
+        assert response.json()["details"]["enderecos"] == ["127.0.0.1"], response.text
+        http = client.post(
+            BASE, json={"cnpj": "33683111000280", "webhook_url": "http://example.com/x"}
+        )
+        assert http.status_code == 400  # http only when the operator allows it
+
+
+def test_monitor_cap_by_plan_and_duplicate(
+    server: Server, make_key: MakeKey, receiver: Receiver, database: str
+) -> None:
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "INSERT INTO planos (nome, limite_por_minuto, monitores_max) VALUES "
+            "('teste-tres-monitores', 1000, 3) ON CONFLICT (nome) DO NOTHING"
+        )
+    key = make_key(plano="teste-tres-monitores")
+    for n in range(3):
+        create_monitor(server, key, receiver, f"cap{n}", SAMPLE_CNPJ)
+    with server.client(headers=key.headers) as client:
+        refused = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": receiver.url("cap3")})
+        duplicate = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": receiver.url("cap0")}
+        )
+    assert refused.status_code == 409
+    assert refused.json()["details"] == {"maximo": 3}
+    assert duplicate.status_code == 409
+    with psycopg.connect(database) as conn:
+        caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
+    assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
+        10,
+        100,
+        1000,
+        5000,
+        20000,
+    )
+
+
+def test_pause_resume_update_rotate_delete(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    key = make_key()
+    created = create_monitor(server, key, receiver, "vida", SAMPLE_CNPJ)
+    path = f"{BASE}/{created['monitor']['id']}"
+    with server.client(headers=key.headers) as client:
+        paused = client.patch(path, json={"estado": "pausado"}).json()
+        assert paused["estado"] == "pausado"
+        assert client.get(BASE, params={"estado": "ativo"}).json()["total"] == 0
+        resumed = client.patch(
+            path, json={"estado": "ativo", "eventos": ["empresa.removida"]}
+        ).json()
+        assert (resumed["estado"], resumed["eventos"]) == ("ativo", ["empresa.removida"])
+        assert client.patch(path, json={"webhook_url": "https://10.1.1.1/x"}).status_code == 400
+        rotated = client.post(f"{path}/segredo").json()["segredo"]
+        assert rotated.startswith("whsec_")
+        assert rotated != created["segredo"]
+        assert client.delete(path).status_code == 204
+        assert client.get(path).status_code == 404
+        assert client.delete(path).status_code == 404
+
+
+def test_other_accounts_monitor_out_of_reach(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    owner, other = make_key(), make_key()
+    created = create_monitor(server, owner, receiver, "alheio", SAMPLE_CNPJ)
+    path = f"{BASE}/{created['monitor']['id']}"
+    with server.client(headers=other.headers) as client:
+        for method, suffix in (
+            ("GET", ""),
+            ("PATCH", ""),
+            ("DELETE", ""),
+            ("POST", "/testar"),
+            ("POST", "/verificar"),
+            ("POST", "/segredo"),
+        ):
+            response = client.request(method, path + suffix, json={} if method == "PATCH" else None)
+            assert response.status_code == 404, (method, suffix)
+        assert client.get(BASE).json()["total"] == 0
+
+
+def test_admin_run_admin_only(server: Server, make_key: MakeKey) -> None:
+    with server.client(headers=make_key().headers) as client:
+        assert client.post("/v1/admin/monitoramentos/run").status_code == 403
+    with server.client(headers=make_key(papel="admin").headers) as admin:
+        answer = admin.post("/admin/monitoramentos/run")
+    assert answer.status_code == 200
+    assert set(answer.json()) == {"indice", "verificados", "alterados", "removidos", "eventos"}
+
+
+def test_monitors_paged_by_cursor(server: Server, make_key: MakeKey, receiver: Receiver) -> None:
+    key = make_key()
+    ids = [
+        create_monitor(server, key, receiver, f"pg{n}", SAMPLE_CNPJ)["monitor"]["id"]
+        for n in range(5)
+    ]
+    seen: list[int] = []
+    params: dict[str, Any] = {"limit": 2}
+    with server.client(headers=key.headers) as client:
+        while True:
+            page = client.get(BASE, params=params).json()
+            seen += [item["id"] for item in page["data"]]
+            if not page["next_cursor"]:
+                break
+            params["cursor"] = page["next_cursor"]
+        assert client.get(BASE, params={"cursor": "x"}).status_code == 400
+    assert seen == ids
