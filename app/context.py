@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.lib.paging import Cursors
 from app.settings import Settings
+from app.webhooks.delivery import Sender
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class Backends:
     """The server secret (`API_KEY_SECRET`): keyed hashes and webhook signing secrets."""
     queue: procrastinate.App
     """The job queue, opened on `pool`: jobs are deferred in the caller's transaction."""
+    sender: Sender
+    """The process's webhook deliveries (pooled HTTP, per-origin bounds)."""
 
     @property
     def alias(self) -> str:

@@ -56,6 +56,7 @@ from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
+from app.webhooks.delivery import Sender
 from app.worker.queue import queue
 
 API_VERSION = "1.0.0"
@@ -97,8 +98,9 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     )
     await queue.open_async(pool=pool)
     backends = Backends(
-        es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue
-    )
+        es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue,
+        sender=Sender.of(settings),
+    )  # fmt: skip
     app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends)
     audit.start()
     try:
@@ -106,6 +108,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     finally:
         await audit.close()
         await queue.close_async()
+        await backends.sender.close()
         await es.close()
         await pool.close()
         await redis.aclose()

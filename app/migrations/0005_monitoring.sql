@@ -42,6 +42,8 @@ CREATE INDEX IF NOT EXISTS monitores_conta ON monitores (conta_id, id);
 CREATE INDEX IF NOT EXISTS monitores_ativos ON monitores (id) WHERE estado = 'ativo';
 
 -- One event to deliver (its `id` is the stable `webhook-id` of every attempt).
+-- `tentativas`: attempts made; `rodada_inicio`: attempts made before the current round of
+-- retries (a re-send starts a new round: its schedule starts over, the numbering goes on).
 CREATE TABLE IF NOT EXISTS entregas (
     id uuid PRIMARY KEY,
     monitor_id bigint NOT NULL REFERENCES monitores (id) ON DELETE CASCADE,
@@ -49,6 +51,8 @@ CREATE TABLE IF NOT EXISTS entregas (
     corpo jsonb NOT NULL,
     estado text NOT NULL DEFAULT 'pendente'
         CHECK (estado IN ('pendente', 'entregue', 'falhou', 'cancelada')),
+    tentativas integer NOT NULL DEFAULT 0,
+    rodada_inicio integer NOT NULL DEFAULT 0,
     criada_em timestamptz NOT NULL DEFAULT now(),
     concluida_em timestamptz
 );

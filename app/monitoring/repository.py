@@ -169,30 +169,45 @@ async def active_batch(conn: AsyncConnection, after: int, limit: int) -> list[Vi
     return await cursor.fetchall()
 
 
-async def save_reference(
-    conn: AsyncConnection,
-    vigia: Vigia,
-    referencia: dict[str, Any] | None,
-    hash_: str | None,
-    indice: str | None,
-) -> bool:
-    """Moves the monitor's baseline, if nobody moved it since it was read (so two checks of the
-    same release never raise the same event twice); True when it moved it."""
+class Baseline(msgspec.Struct, frozen=True):
+    """A monitor's new baseline, to store if its old one (`antes_hash`) is still there."""
+
+    monitor_id: int
+    referencia: dict[str, Any] | None
+    referencia_hash: str | None
+    antes_hash: str | None
+    alterado: bool
+    """Whether the move is news (False: only derived fields moved, followed silently)."""
+
+
+async def save_references(
+    conn: AsyncConnection, baselines: list[Baseline], indice: str | None
+) -> set[int]:
+    """Moves the monitors' baselines, each only if nobody moved it since it was read (so two
+    checks of the same release never raise the same event twice); the ids it moved."""
+    if not baselines:
+        return set()
     cursor = await conn.execute(
         """
-        UPDATE monitores SET referencia = %s, referencia_hash = %s, referencia_indice = %s,
-               ultima_verificacao = now(), ultima_alteracao = now()
-        WHERE id = %s AND referencia_hash IS NOT DISTINCT FROM %s
+        UPDATE monitores m
+        SET referencia = v.referencia, referencia_hash = v.hash, referencia_indice = %s,
+            ultima_verificacao = now(),
+            ultima_alteracao = CASE WHEN v.alterado THEN now() ELSE m.ultima_alteracao END
+        FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::text[], %s::boolean[])
+             AS v (id, referencia, hash, antes, alterado)
+        WHERE m.id = v.id AND m.referencia_hash IS NOT DISTINCT FROM v.antes
+        RETURNING m.id
         """,
         (
-            Jsonb(referencia) if referencia is not None else None,
-            hash_,
             indice,
-            vigia.id,
-            vigia.referencia_hash,
+            [item.monitor_id for item in baselines],
+            [None if item.referencia is None else Jsonb(item.referencia) for item in baselines],
+            [item.referencia_hash for item in baselines],
+            [item.antes_hash for item in baselines],
+            [item.alterado for item in baselines],
         ),
     )
-    return cursor.rowcount > 0
+    return {int(row[0]) for row in await cursor.fetchall()}
 
 
 async def mark_checked(conn: AsyncConnection, ids: list[int], indice: str | None) -> None:
@@ -204,15 +219,21 @@ async def mark_checked(conn: AsyncConnection, ids: list[int], indice: str | None
         )
 
 
-async def insert_entrega(
-    conn: AsyncConnection, monitor_id: int, tipo: str, corpo: dict[str, Any]
-) -> uuid.UUID:
-    entrega_id = uuid.uuid4()
-    await conn.execute(
-        "INSERT INTO entregas (id, monitor_id, tipo, corpo) VALUES (%s, %s, %s, %s)",
-        (entrega_id, monitor_id, tipo, Jsonb(corpo)),
-    )
-    return entrega_id
+class NovaEntrega(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    monitor_id: int
+    tipo: str
+    corpo: dict[str, Any]
+
+
+async def insert_entregas(conn: AsyncConnection, events: list[NovaEntrega]) -> None:
+    if not events:
+        return
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            "INSERT INTO entregas (id, monitor_id, tipo, corpo) VALUES (%s, %s, %s, %s)",
+            [(item.id, item.monitor_id, item.tipo, Jsonb(item.corpo)) for item in events],
+        )
 
 
 class Pendente(msgspec.Struct, kw_only=True):
@@ -223,6 +244,10 @@ class Pendente(msgspec.Struct, kw_only=True):
     tipo: str
     corpo: dict[str, Any]
     estado: str
+    tentativas: int
+    """Attempts made so far."""
+    rodada_inicio: int
+    """Attempts made before the current round of retries."""
     conta_id: int
     webhook_url: str
     segredo_sal: str
@@ -235,8 +260,8 @@ async def find_entrega(
     cursor = conn.cursor(row_factory=class_row(Pendente))
     await cursor.execute(
         """
-        SELECT e.id, e.monitor_id, e.tipo, e.corpo, e.estado, m.conta_id, m.webhook_url,
-               m.segredo_sal, m.estado AS monitor_estado
+        SELECT e.id, e.monitor_id, e.tipo, e.corpo, e.estado, e.tentativas, e.rodada_inicio,
+               m.conta_id, m.webhook_url, m.segredo_sal, m.estado AS monitor_estado
         FROM entregas e JOIN monitores m ON m.id = e.monitor_id
         WHERE e.id = %s AND (%s::bigint IS NULL OR m.conta_id = %s)
         """,
@@ -249,18 +274,27 @@ async def record_attempt(
     conn: AsyncConnection,
     entrega_id: uuid.UUID,
     tentativa: int,
-    status: int | None,
-    duracao_ms: int,
-    erro: str | None,
+    resultado: tuple[int | None, int, str | None],
     proxima_em: datetime | None,
+    estado: str | None,
 ) -> None:
+    """Logs attempt number `tentativa` (status, milliseconds, error) and counts it; `estado`
+    ends the event (`entregue`, `falhou`), None leaves it pending. One statement."""
+    status, duracao_ms, erro = resultado
     await conn.execute(
         """
-        INSERT INTO tentativas (entrega_id, tentativa, status_http, duracao_ms, erro, proxima_em)
-        VALUES (%s, %s, %s, %s, %s, %s)
+        WITH logged AS (
+            INSERT INTO tentativas (entrega_id, tentativa, status_http, duracao_ms, erro,
+                                    proxima_em)
+            VALUES (%(id)s, %(n)s, %(status)s, %(ms)s, %(erro)s, %(proxima)s)
+        )
+        UPDATE entregas SET tentativas = %(n)s, estado = coalesce(%(estado)s, estado),
+               concluida_em = CASE WHEN %(estado)s::text IS NULL THEN NULL ELSE now() END
+        WHERE id = %(id)s
         """,
-        (entrega_id, tentativa, status, duracao_ms, erro, proxima_em),
-    )
+        {"id": entrega_id, "n": tentativa, "status": status, "ms": duracao_ms, "erro": erro,
+         "proxima": proxima_em, "estado": estado},
+    )  # fmt: skip
 
 
 async def finish_entrega(conn: AsyncConnection, entrega_id: uuid.UUID, estado: str) -> None:
@@ -270,11 +304,15 @@ async def finish_entrega(conn: AsyncConnection, entrega_id: uuid.UUID, estado: s
     )
 
 
-async def reopen_entrega(conn: AsyncConnection, entrega_id: uuid.UUID) -> None:
-    await conn.execute(
-        "UPDATE entregas SET estado = 'pendente', concluida_em = NULL WHERE id = %s",
+async def reopen_entrega(conn: AsyncConnection, entrega_id: uuid.UUID) -> bool:
+    """A new round of retries for a finished event: pending again, its schedule starting
+    over; False when it is still pending (nothing changed)."""
+    cursor = await conn.execute(
+        "UPDATE entregas SET estado = 'pendente', concluida_em = NULL, "
+        "rodada_inicio = tentativas WHERE id = %s AND estado <> 'pendente'",
         (entrega_id,),
     )
+    return cursor.rowcount > 0
 
 
 async def pause_monitor(conn: AsyncConnection, monitor_id: int, motivo: str) -> None:
@@ -352,3 +390,10 @@ async def record_release(conn: AsyncConnection, alias: str, indice: str) -> int 
 
 async def mark_release_checked(conn: AsyncConnection, indice: str) -> None:
     await conn.execute("UPDATE releases SET verificada_em = now() WHERE indice = %s", (indice,))
+
+
+async def refresh_queue_statistics(conn: AsyncConnection) -> None:
+    """Refreshes the planner's statistics of the job table after a burst of deferred jobs:
+    with stale ones (a table it believes small) the queue's fetch of the next job turns from
+    an index probe into a scan of every waiting job, ten times slower."""
+    await conn.execute("ANALYZE procrastinate_jobs")

@@ -93,7 +93,11 @@ async def delivery_log(
 @post(
     _paths("/logs/{entrega_id:uuid}/reenviar"),
     summary="Deliver an event again",
-    description="The same `webhook-id`, a fresh round of retries. 202.",
+    description=(
+        "A finished event (delivered, failed, cancelled) delivered again: the same "
+        "`webhook-id`, a fresh round of retries. 202; 409 while the event is still on its way; "
+        "400 while the monitor is paused."
+    ),
     status_code=202,
     tags=TAGS,
 )

@@ -25,7 +25,7 @@ from app.lib.operations import Operacao
 from app.lookup.service import CnpjTexto, find_companies, get_company, parse_cnpj
 from app.monitoring import releases, repository
 from app.monitoring.diff import Mudanca, changes
-from app.monitoring.repository import Monitor, Tentativa, Vigia
+from app.monitoring.repository import Baseline, Monitor, NovaEntrega, Tentativa, Vigia
 from app.webhooks import delivery, signing
 from app.webhooks.addresses import check_url, networks_of
 
@@ -37,6 +37,8 @@ EVENTS: tuple[Literal["empresa.alterada", "empresa.removida"], ...] = (
 )
 TEST_EVENT = "monitor.teste"
 BATCH = 500
+ANALYZE_AFTER = 2000
+"""Events deferred by a check between two refreshes of the queue's statistics."""
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
@@ -136,12 +138,20 @@ class PaginaTentativas(msgspec.Struct, kw_only=True):
     next_cursor: str | None
 
 
-class RetryLater(Exception):  # noqa: N818 - a signal to the queue, not an error
-    """A delivery to try again at `at` (the queue's retry strategy reads it)."""
+class Later(Exception):  # noqa: N818 - a signal to the queue, not an error
+    """A delivery to run again at `at` (the queue's retry strategy reads it)."""
 
     def __init__(self, at: datetime, reason: str) -> None:
         super().__init__(reason)
         self.at = at
+
+
+class RetryLater(Later):
+    """An attempt failed: the next one at `at`."""
+
+
+class Postponed(Later):
+    """Not attempted (the endpoint's origin is busy or resting): try at `at`."""
 
 
 # ------------------------------------------------------------------ monitors
@@ -279,71 +289,90 @@ def _body(tipo: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"type": tipo, "timestamp": datetime.now(UTC).isoformat(), "data": data}
 
 
-async def _emit(
-    conn: AsyncConnection, backends: Backends, vigia: Vigia, tipo: str, data: dict[str, Any]
-) -> uuid.UUID:
-    """Stores the event and defers its delivery in the caller's transaction."""
-    entrega_id = await repository.insert_entrega(conn, vigia.id, tipo, _body(tipo, data))
-    await _defer(conn, backends, vigia.id, entrega_id)
-    return entrega_id
+async def _defer(conn: AsyncConnection, backends: Backends, events: list[NovaEntrega]) -> None:
+    """Defers the delivery of `events` in the caller's transaction, in one statement. No
+    queue lock per monitor: the queue's fetch would check it against every waiting job, and
+    an event has one job at a time anyway (a re-send waits for the event to finish);
+    receivers order events by their `timestamp`, as Standard Webhooks asks."""
+    if not events:
+        return
+    deliver = backends.queue.configure_task(DELIVER, queue="webhooks")
+    jobs = [deliver.make_new_job(entrega_id=str(event.id)) for event in events]
+    await backends.queue.job_manager.batch_defer_jobs_async(jobs=jobs, connection=conn)
 
 
-async def _defer(
-    conn: AsyncConnection, backends: Backends, monitor_id: int, entrega_id: uuid.UUID
-) -> None:
-    await backends.queue.configure_task(
-        DELIVER, connection=conn, lock=f"monitor:{monitor_id}", queue="webhooks"
-    ).defer_async(entrega_id=str(entrega_id))
+Desfecho = Literal["igual", "seguir", "alterada", "removida", "ausente"]
+
+
+def _decide(
+    vigia: Vigia, company: Empresa | None
+) -> tuple[Desfecho, dict[str, Any] | None, list[Mudanca]]:
+    """What the record of a release means for a monitor: the same as its baseline; moved only
+    in derived fields (`seguir`: followed silently); changed (with the changes); gone from the
+    release; or still gone (`ausente`)."""
+    if company is None:
+        return ("ausente" if vigia.referencia is None else "removida"), None, []
+    if company.hash == vigia.referencia_hash:
+        return "igual", None, []
+    snapshot = _snapshot(company)
+    found = changes(vigia.referencia or {}, snapshot)
+    return ("alterada" if found else "seguir"), snapshot, found
 
 
 async def _check(
     conn: AsyncConnection,
     backends: Backends,
-    vigia: Vigia,
-    company: Empresa | None,
+    batch: list[Vigia],
+    by_cnpj: dict[str, Empresa],
     indice: str | None,
-) -> Verificacao:
-    """Compares one monitor's baseline with the record of `indice` (None: not there) and, when
-    something changed, moves the baseline and raises the event, atomically."""
-    base: dict[str, Any] = {"monitor_id": vigia.id, "cnpj": vigia.cnpj, "indice": indice}
-
-    def outcome(alterado: bool, removido: bool, found: list[Mudanca], entrega: Any) -> Verificacao:
-        return Verificacao(
+) -> list[Verificacao]:
+    """Compares monitors' baselines with the records of `indice` and, for those that changed,
+    moves the baseline and raises the event, in the caller's transaction and in a fixed number
+    of statements whatever the batch's size."""
+    decided = [(vigia, *_decide(vigia, by_cnpj.get(vigia.cnpj))) for vigia in batch]
+    await repository.mark_checked(
+        conn, [vigia.id for vigia, kind, _, _ in decided if kind in ("igual", "ausente")], indice
+    )
+    moved = await repository.save_references(
+        conn,
+        [
+            Baseline(
+                vigia.id,
+                snapshot,
+                snapshot["hash"] if snapshot else None,
+                vigia.referencia_hash,
+                alterado=kind != "seguir",
+            )
+            for vigia, kind, snapshot, _ in decided
+            if kind in ("seguir", "alterada", "removida")
+        ],
+        indice,
+    )
+    events: dict[int, NovaEntrega] = {}
+    for vigia, kind, _, found in decided:
+        tipo = f"empresa.{kind}"
+        if vigia.id not in moved or tipo not in vigia.eventos:
+            continue
+        data: dict[str, Any] = {"monitor_id": vigia.id, "cnpj": vigia.cnpj, "indice": indice}
+        if kind == "alterada":
+            data["mudancas"] = msgspec.to_builtins(found)
+        else:
+            data["ultimo_registro"] = vigia.referencia
+        events[vigia.id] = NovaEntrega(uuid.uuid4(), vigia.id, tipo, _body(tipo, data))
+    await repository.insert_entregas(conn, list(events.values()))
+    await _defer(conn, backends, list(events.values()))
+    return [
+        Verificacao(
             monitor_id=vigia.id,
             cnpj=vigia.cnpj,
             indice=indice,
-            alterado=alterado,
-            removido=removido,
+            alterado=kind in ("alterada", "removida"),
+            removido=kind in ("removida", "ausente"),
             mudancas=found,
-            entrega_id=str(entrega) if entrega else None,
+            entrega_id=str(events[vigia.id].id) if vigia.id in events else None,
         )
-
-    if company is None:
-        if vigia.referencia is None:  # already known to be gone
-            await repository.mark_checked(conn, [vigia.id], indice)
-            return outcome(False, True, [], None)
-        entrega = None
-        moved = await repository.save_reference(conn, vigia, None, None, indice)
-        if moved and "empresa.removida" in vigia.eventos:
-            data = {**base, "ultimo_registro": vigia.referencia}
-            entrega = await _emit(conn, backends, vigia, "empresa.removida", data)
-        return outcome(True, True, [], entrega)
-    snapshot = _snapshot(company)
-    found = (
-        changes(vigia.referencia or {}, snapshot) if company.hash != vigia.referencia_hash else []
-    )
-    if company.hash == vigia.referencia_hash or not found:
-        if company.hash != vigia.referencia_hash:  # only derived fields moved: follow silently
-            await repository.save_reference(conn, vigia, snapshot, company.hash, indice)
-        else:
-            await repository.mark_checked(conn, [vigia.id], indice)
-        return outcome(False, False, [], None)
-    entrega = None
-    moved = await repository.save_reference(conn, vigia, snapshot, company.hash, indice)
-    if moved and "empresa.alterada" in vigia.eventos:
-        data = {**base, "mudancas": msgspec.to_builtins(found)}
-        entrega = await _emit(conn, backends, vigia, "empresa.alterada", data)
-    return outcome(True, False, found, entrega)
+        for vigia, kind, _, found in decided
+    ]
 
 
 async def verify(backends: Backends, conta_id: int, monitor_id: int) -> Verificacao:
@@ -352,7 +381,8 @@ async def verify(backends: Backends, conta_id: int, monitor_id: int) -> Verifica
     async with backends.pool.connection() as conn, conn.transaction():
         vigia = await _owned(conn, conta_id, monitor_id, lock=True)
         found = await find_companies(backends.es, backends.alias, [vigia.cnpj])
-        return await _check(conn, backends, vigia, found[0] if found else None, index)
+        [outcome] = await _check(conn, backends, [vigia], {c.cnpj: c for c in found}, index)
+        return outcome
 
 
 async def check_release(backends: Backends, indice: str | None = None) -> Rodada:
@@ -361,6 +391,7 @@ async def check_release(backends: Backends, indice: str | None = None) -> Rodada
     index = indice or await _release_index(backends)
     rodada = Rodada(indice=index)
     after = 0
+    unanalysed = 0
     while True:
         async with backends.pool.connection() as conn:
             batch = await repository.active_batch(conn, after, BATCH)
@@ -372,14 +403,21 @@ async def check_release(backends: Backends, indice: str | None = None) -> Rodada
         )
         by_cnpj = {company.cnpj: company for company in companies}
         async with backends.pool.connection() as conn, conn.transaction():
-            for vigia in batch:
-                outcome = await _check(conn, backends, vigia, by_cnpj.get(vigia.cnpj), index)
-                rodada.verificados += 1
-                rodada.alterados += outcome.alterado and not outcome.removido
-                rodada.removidos += outcome.removido and outcome.alterado
-                rodada.eventos += outcome.entrega_id is not None
-    if index:
-        async with backends.pool.connection() as conn:
+            outcomes = await _check(conn, backends, batch, by_cnpj, index)
+        rodada.verificados += len(outcomes)
+        rodada.alterados += sum(item.alterado and not item.removido for item in outcomes)
+        rodada.removidos += sum(item.alterado and item.removido for item in outcomes)
+        raised = sum(item.entrega_id is not None for item in outcomes)
+        rodada.eventos += raised
+        unanalysed += raised
+        if unanalysed >= ANALYZE_AFTER:
+            async with backends.pool.connection() as conn:
+                await repository.refresh_queue_statistics(conn)
+            unanalysed = 0
+    async with backends.pool.connection() as conn:
+        if unanalysed:
+            await repository.refresh_queue_statistics(conn)
+        if index:
             await repository.mark_release_checked(conn, index)
     return rodada
 
@@ -399,13 +437,15 @@ def retry_delays(settings: Any) -> list[float]:
 
 
 async def entregar(
-    backends: Backends, entrega_id: uuid.UUID, tentativa: int, *, teste: bool = False
+    backends: Backends, entrega_id: uuid.UUID, *, teste: bool = False
 ) -> delivery.Resultado | None:
     """One delivery attempt of an event, logged. Delivered: done. `410 Gone`: the monitor is
     paused, no retry. Otherwise `RetryLater` with the next time (exponential with jitter, or
-    the endpoint's `Retry-After`), until the retries run out: then the monitor is paused with
-    the reason. A test event is tried once and pauses nothing. None when there was nothing to
-    deliver (the event was delivered, cancelled, or its monitor removed)."""
+    the endpoint's `Retry-After`), until the round's retries run out: then the monitor is
+    paused with the reason. When the endpoint's origin has no room in this process, or stopped
+    answering a moment ago, nothing is sent: `Postponed` (no attempt spent). A test event is
+    tried once, at once, and pauses nothing. None when there was nothing to deliver (the
+    event was delivered, cancelled, or its monitor removed)."""
     async with backends.pool.connection() as conn:
         pendente = await repository.find_entrega(conn, entrega_id)
     if pendente is None or pendente.estado != "pendente":
@@ -416,33 +456,32 @@ async def entregar(
         return None
     secret = signing.secret_of(backends.secret, pendente.monitor_id, pendente.segredo_sal)
     body = msgspec.json.encode(pendente.corpo).decode()
-    settings = backends.settings
-    async with delivery.client(
-        networks_of(settings.webhook_allow_networks), settings.webhook_timeout
-    ) as session:
-        outcome = await delivery.send(session, pendente.webhook_url, secret, str(entrega_id), body)
-    delays = retry_delays(settings)
-    last = teste or outcome.gone or tentativa >= len(delays)
-    next_at = None if (outcome.ok or last) else _next(delays[tentativa], outcome.retry_after)
-    async with backends.pool.connection() as conn, conn.transaction():
-        await repository.record_attempt(
-            conn,
-            entrega_id,
-            tentativa + 1,
-            outcome.status,
-            outcome.duracao_ms,
-            outcome.erro,
-            next_at,
+    try:
+        outcome = await backends.sender.send(
+            pendente.webhook_url, secret, str(entrega_id), body, bounded=not teste
         )
-        if outcome.ok:
-            await repository.finish_entrega(conn, entrega_id, "entregue")
-        elif last:
-            await repository.finish_entrega(conn, entrega_id, "falhou")
-            if not teste:
-                reason = (
-                    "o endpoint respondeu 410 Gone"
-                    if outcome.gone
-                    else f"falhou nas {tentativa + 1} tentativas de entrega ({outcome.erro})"
+    except delivery.OriginBusy as busy:
+        raise Postponed(busy.at, "a origem do endpoint está ocupada ou sem responder") from None
+    delays = retry_delays(backends.settings)
+    in_round = pendente.tentativas - pendente.rodada_inicio
+    last = teste or outcome.gone or in_round >= len(delays)
+    next_at = None if (outcome.ok or last) else _next(delays[in_round], outcome.retry_after)
+    estado = "entregue" if outcome.ok else "falhou" if last else None
+    attempt = (outcome.status, outcome.duracao_ms, outcome.erro)
+    async with backends.pool.connection() as conn:
+        if estado != "falhou" or teste:
+            await repository.record_attempt(
+                conn, entrega_id, pendente.tentativas + 1, attempt, next_at, estado
+            )
+        else:
+            reason = (
+                "o endpoint respondeu 410 Gone"
+                if outcome.gone
+                else f"falhou nas {in_round + 1} tentativas de entrega ({outcome.erro})"
+            )
+            async with conn.transaction():
+                await repository.record_attempt(
+                    conn, entrega_id, pendente.tentativas + 1, attempt, next_at, estado
                 )
                 await repository.pause_monitor(conn, pendente.monitor_id, f"Pausado: {reason}.")
     if next_at is not None:
@@ -466,10 +505,10 @@ async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
             "cnpj": vigia.cnpj,
             "mensagem": "Evento de teste: a assinatura e a entrega funcionam.",
         }
-        entrega_id = await repository.insert_entrega(
-            conn, vigia.id, TEST_EVENT, _body(TEST_EVENT, data)
-        )
-    outcome = await entregar(backends, entrega_id, 0, teste=True)
+        event = NovaEntrega(uuid.uuid4(), vigia.id, TEST_EVENT, _body(TEST_EVENT, data))
+        await repository.insert_entregas(conn, [event])
+    entrega_id = event.id
+    outcome = await entregar(backends, entrega_id, teste=True)
     assert outcome is not None
     return Teste(
         entrega_id=str(entrega_id),
@@ -481,15 +520,19 @@ async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
 
 
 async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> None:
-    """Delivers an event again (the same `webhook-id`), with a fresh round of retries."""
+    """Delivers a finished event again (delivered, failed or cancelled; the same `webhook-id`),
+    with a fresh round of retries. An event still on its way is 409: its retries go on."""
     async with backends.pool.connection() as conn, conn.transaction():
         pendente = await repository.find_entrega(conn, entrega_id, conta_id)
         if pendente is None:
             raise NotFoundError("Entrega não encontrada nesta conta.")
         if pendente.monitor_estado != "ativo":
             raise BadRequestError("O monitoramento está pausado: retome-o antes de reenviar.")
-        await repository.reopen_entrega(conn, entrega_id)
-        await _defer(conn, backends, pendente.monitor_id, entrega_id)
+        if not await repository.reopen_entrega(conn, entrega_id):
+            raise ConflictError(
+                "A entrega ainda está em andamento: as próximas tentativas estão no log."
+            )
+        await _defer(conn, backends, [NovaEntrega(entrega_id, pendente.monitor_id, "", {})])
 
 
 async def attempts(

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
+import psycopg
 import typer
-from psycopg_pool import AsyncConnectionPool
+from procrastinate.exceptions import ConnectorException
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from app.accounts.keys import check_secret
 from app.context import Backends
 from app.lib.elastic import create_client
 from app.lib.paging import Cursors
-from app.monitoring.service import RetryLater
+from app.monitoring.service import Later
 from app.settings import get_settings
+from app.webhooks.delivery import Sender
 from app.worker.queue import queue
 
 
@@ -26,13 +31,34 @@ class QuietRetries(logging.Filter):
     its one line, drop the traceback (so a traceback in the log always means a real error)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], RetryLater):
+        if record.exc_info and isinstance(record.exc_info[1], Later):
             record.exc_info = None
             record.exc_text = None
         return True
 
 
+class QuietHousekeeping(logging.Filter):
+    """The periodic housekeeping tasks run every few seconds: their routine INFO lines (deferred,
+    started, ended) are dropped; their warnings and errors are kept."""
+
+    TASKS = frozenset({"recuperar_travados", "conciliar_releases"})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        job = getattr(record, "job", None)
+        if record.levelno >= logging.WARNING or not isinstance(job, dict):
+            return True
+        return job.get("task_name") not in self.TASKS
+
+
+log = logging.getLogger("app.worker")
+RESTART_MAX = 30.0
+
+
 app = typer.Typer(help="The worker of the CNPJ registry's job queue.", add_completion=False)
+
+
+async def _autocommit(conn: AsyncConnection) -> None:
+    await conn.set_autocommit(True)
 
 
 async def _run(concurrency: int) -> None:
@@ -46,34 +72,63 @@ async def _run(concurrency: int) -> None:
         open=False,
         kwargs={"autocommit": True},
     )
-    await pool.open(wait=True)
+    await pool.open(wait=False)
     # The queue runs on a pool of its own: its listener opens a connection with the pool's
-    # options plus `autocommit`, which the services' autocommit pool already sets.
+    # options plus `autocommit=True`, which clashes with the services' `autocommit` option.
+    # Its connections are made autocommit once opened instead: each queue query (one stored
+    # function) is then its own transaction, with no COMMIT round trip after it.
     queue_pool = AsyncConnectionPool(
         settings.database_url,
         min_size=1,
         max_size=concurrency + 2,
         open=False,
-        check=AsyncConnectionPool.check_connection,
+        configure=_autocommit,
     )
-    await queue_pool.open(wait=True)
+    await queue_pool.open(wait=False)
     await queue.open_async(pool=queue_pool)
     backends = Backends(
-        es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue
-    )
+        es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue,
+        sender=Sender.of(settings),
+    )  # fmt: skip
     try:
-        await queue.run_worker_async(
-            concurrency=concurrency,
-            update_heartbeat_interval=settings.worker_heartbeat,
-            stalled_worker_timeout=settings.worker_stalled_after,
-            additional_context={"backends": backends},
-            install_signal_handlers=True,
-        )
+        await _work(backends, concurrency)
     finally:
         await queue.close_async()
+        await backends.sender.close()
         await queue_pool.close()
         await pool.close()
         await es.close()
+
+
+async def _work(backends: Backends, concurrency: int) -> None:
+    """Runs the queue's worker until a signal stops it. When the database goes away under it
+    (the queue's worker then stops with an error) it starts again, waiting longer each time
+    up to `RESTART_MAX` seconds, until the database answers; the jobs that were running are
+    run again by the stalled-job recovery. A broken pooled connection fails its query once
+    and is replaced, so nothing checks connections before each query."""
+    settings = backends.settings
+    delay = 1.0
+    while True:
+        started = time.monotonic()
+        try:
+            await queue.run_worker_async(
+                concurrency=concurrency,
+                update_heartbeat_interval=settings.worker_heartbeat,
+                stalled_worker_timeout=settings.worker_stalled_after,
+                additional_context={"backends": backends},
+                install_signal_handlers=True,
+            )
+            return
+        except (ConnectorException, psycopg.OperationalError, PoolTimeout) as error:
+            if time.monotonic() - started > RESTART_MAX:
+                delay = 1.0
+            log.warning(
+                "database unavailable (%s): the worker starts again in %.0f s",
+                type(error).__name__,
+                delay,
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, RESTART_MAX)
 
 
 @app.command()
@@ -89,4 +144,5 @@ def run(
     logging.getLogger("elastic_transport").setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:
         handler.addFilter(QuietRetries())
+        handler.addFilter(QuietHousekeeping())
     asyncio.run(_run(concurrency or get_settings().worker_concurrency))

@@ -29,20 +29,22 @@ log = logging.getLogger("app.worker")
 queue = procrastinate.App(connector=procrastinate.PsycopgConnector())
 """The queue with every task: each process opens it on its own pool (`open_async(pool=...)`),
 the app to defer jobs in its transactions, the worker to run them."""
-MAX_UNEXPECTED = 20
-"""Attempts of a job that failed for a reason that is not a delivery's own failure."""
+KEEP_DONE_HOURS = 24
+MAX_WAIT = 600
+"""Seconds between runs of a job that keeps failing for a reason that is not a delivery's own
+failure (a database away, a bug): logged each time, run again until it succeeds."""
 
 
 class Retries(BaseRetryStrategy):
     """A delivery's next time comes from the delivery (`RetryLater`: schedule, jitter,
-    `Retry-After`); any other failure (the database briefly away) is retried after 10 s."""
+    `Retry-After`; `Postponed`: when its endpoint has room); any other failure (the database
+    briefly away) is retried after 10 s, then less and less often, down to every `MAX_WAIT`
+    seconds, and never given up: a job given up would leave its event undelivered."""
 
     def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
-        if isinstance(exception, monitoring.RetryLater):
+        if isinstance(exception, monitoring.Later):
             return RetryDecision(retry_at=exception.at)
-        if job.attempts >= MAX_UNEXPECTED:
-            return None
-        return RetryDecision(retry_in={"seconds": 10})
+        return RetryDecision(retry_in={"seconds": min(10 * 2 ** min(job.attempts, 6), MAX_WAIT)})
 
 
 def _backends(context: JobContext) -> Backends:
@@ -52,8 +54,7 @@ def _backends(context: JobContext) -> Backends:
 
 @queue.task(name=monitoring.DELIVER, queue="webhooks", pass_context=True, retry=Retries())
 async def entregar_webhook(context: JobContext, entrega_id: str) -> None:
-    job = context.job
-    await monitoring.entregar(_backends(context), uuid.UUID(entrega_id), job.attempts)
+    await monitoring.entregar(_backends(context), uuid.UUID(entrega_id))
 
 
 @queue.task(name=releases.CHECK, queue="monitoramento", pass_context=True, retry=Retries())
@@ -67,7 +68,9 @@ async def verificar_release(context: JobContext, indice: str, alias: str) -> Non
     log.info("release %s: %s", indice, rodada)
 
 
-@queue.periodic(cron="*/10 * * * * *", periodic_id="conciliar")
+# Periodic schedules are croniter expressions whose sixth field is the second: "* * * * * */2"
+# is every two seconds ("*/2 * * * * *" would be every second of every other minute).
+@queue.periodic(cron="* * * * * */10", periodic_id="conciliar")
 @queue.task(
     name="conciliar_releases",
     queue="monitoramento",
@@ -86,7 +89,7 @@ async def conciliar_releases(context: JobContext, timestamp: int) -> None:
         await monitoring.record_release(backends, indice)
 
 
-@queue.periodic(cron="*/2 * * * * *", periodic_id="recuperar")
+@queue.periodic(cron="* * * * * */2", periodic_id="recuperar")
 @queue.task(
     name="recuperar_travados",
     queue="manutencao",
@@ -103,3 +106,11 @@ async def recuperar_travados(context: JobContext, timestamp: int) -> None:
     for job in stalled:
         log.warning("job %s (%s) of a stalled worker: running it again", job.id, job.task_name)
         await manager.retry_job(job)
+
+
+@queue.periodic(cron="17 * * * *", periodic_id="limpar")
+@queue.task(name="limpar_fila", queue="manutencao", pass_context=True, queueing_lock="limpar_fila")
+async def limpar_fila(context: JobContext, timestamp: int) -> None:
+    """Removes the queue's rows of jobs that succeeded more than `KEEP_DONE_HOURS` ago (each
+    delivery attempt stays in the delivery log; the queue needs only what is still to run)."""
+    await context.app.job_manager.delete_old_jobs(nb_hours=KEEP_DONE_HOURS)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import psycopg
 import pytest
 from aiohttp import web
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -34,6 +35,8 @@ class Received:
     body: bytes
     verified: bool | None
     """Whether the signature checked with the secret the test gave for `name` (None: none)."""
+    at: float = field(default_factory=time.monotonic)
+    """When the request arrived (`time.monotonic()`)."""
 
     @property
     def event(self) -> dict[str, Any]:
@@ -138,7 +141,8 @@ class Worker:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
 
-    def stop(self) -> str:
+    def stop(self, *, clean: bool = True) -> str:
+        """Stops it (SIGTERM) and returns its log; `clean`: asserting no traceback in it."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -148,12 +152,24 @@ class Worker:
                 self.process.wait()
         self.log_file.close()
         log = self.log()
-        assert "Traceback" not in log, log[-8000:]
+        if clean:
+            assert "Traceback" not in log, log[-8000:]
         return log
 
 
 def api_env() -> dict[str, str]:
     return {"WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8", "WEBHOOK_ALLOW_HTTP": "true"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_monitors(database: str) -> Iterator[None]:
+    """Removes the module's monitors when it ends: every check looks at every active monitor,
+    and the next module's releases are not this module's business."""
+    with psycopg.connect(database) as conn:
+        row = conn.execute("SELECT coalesce(max(id), 0) FROM monitores").fetchone()
+    yield
+    with psycopg.connect(database) as conn:
+        conn.execute("DELETE FROM monitores WHERE id > %s", (row[0] if row else 0,))
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +229,25 @@ def log_of(server: Server, key: Issued, **params: Any) -> list[dict[str, Any]]:
     assert response.status_code == 200, response.text
     data: list[dict[str, Any]] = response.json()["data"]
     return data
+
+
+def force_change(database: str, server: Server, key: Issued, monitor_id: int) -> dict[str, Any]:
+    """Makes the monitor's baseline an older record (another legal name), then asks for the
+    check: the live record differs, so an `empresa.alterada` event is raised."""
+    age_baselines(database, [monitor_id])
+    with server.client(headers=key.headers) as client:
+        answer = client.post(f"/v1/me/monitoramentos/{monitor_id}/verificar")
+    checked: dict[str, Any] = answer.json()
+    assert checked["alterado"] is True
+    assert checked["entrega_id"]
+    return checked
+
+
+def age_baselines(database: str, monitor_ids: list[int]) -> None:
+    """Gives monitors a baseline with another legal name, as if the last release had one."""
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "UPDATE monitores SET referencia = jsonb_set(referencia, '{razao_social}', "
+            "'\"NOME ANTIGO LTDA\"'), referencia_hash = 'antigo' WHERE id = ANY(%s)",
+            (monitor_ids,),
+        )

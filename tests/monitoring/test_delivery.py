@@ -8,30 +8,19 @@ import asyncio
 import time
 from typing import Any
 
-import psycopg
-
 from app.webhooks import delivery
 from tests.conftest import Issued, MakeKey, Server
-from tests.monitoring.conftest import Receiver, Worker, create_monitor, log_of, until
+from tests.monitoring.conftest import (
+    Receiver,
+    Worker,
+    create_monitor,
+    force_change,
+    log_of,
+    until,
+)
 
 SAMPLE_CNPJ = "57815224000179"
 BASE = "/v1/me/monitoramentos"
-
-
-def _force_change(database: str, server: Server, key: Issued, monitor_id: int) -> dict[str, Any]:
-    """Makes the monitor's baseline an older record (another legal name), then asks for the
-    check: the live record differs, so an `empresa.alterada` event is raised."""
-    with psycopg.connect(database) as conn:
-        conn.execute(
-            "UPDATE monitores SET referencia = jsonb_set(referencia, '{razao_social}', "
-            "'\"NOME ANTIGO LTDA\"'), referencia_hash = 'antigo' WHERE id = %s",
-            (monitor_id,),
-        )
-    with server.client(headers=key.headers) as client:
-        checked: dict[str, Any] = client.post(f"{BASE}/{monitor_id}/verificar").json()
-    assert checked["alterado"] is True
-    assert checked["entrega_id"]
-    return checked
 
 
 def _monitor(server: Server, key: Issued, monitor_id: int) -> dict[str, Any]:
@@ -68,7 +57,7 @@ def test_change_delivered_after_failures_same_id_every_attempt_logged(
     key = make_key()
     receiver.plan("falhas", (500, {}, 0), (502, {}, 0))
     monitor = create_monitor(server, key, receiver, "falhas", SAMPLE_CNPJ)["monitor"]
-    checked = _force_change(database, server, key, monitor["id"])
+    checked = force_change(database, server, key, monitor["id"])
     got = receiver.wait("falhas", 3)
     assert {item.headers["webhook-id"] for item in got} == {checked["entrega_id"]}
     assert all(item.verified for item in got)
@@ -103,7 +92,7 @@ def test_retry_after_honoured(
     key = make_key()
     receiver.plan("espere", (429, {"Retry-After": "3"}, 0))
     monitor = create_monitor(server, key, receiver, "espere", SAMPLE_CNPJ)["monitor"]
-    _force_change(database, server, key, monitor["id"])
+    force_change(database, server, key, monitor["id"])
     started = time.monotonic()
     first, second = receiver.wait("espere", 2)
     assert time.monotonic() - started >= 3  # the schedule alone would wait 0.5 s
@@ -117,7 +106,7 @@ def test_gone_pauses_monitor_no_retry(
     key = make_key()
     receiver.plan("sumiu", (410, {}, 0))
     monitor = create_monitor(server, key, receiver, "sumiu", SAMPLE_CNPJ)["monitor"]
-    _force_change(database, server, key, monitor["id"])
+    force_change(database, server, key, monitor["id"])
     paused = until(lambda: (m := _monitor(server, key, monitor["id"]))["estado"] == "pausado" and m)
     assert "410" in paused["motivo_pausa"]
     time.sleep(1.5)
@@ -128,9 +117,9 @@ def test_persistent_failure_pauses_monitor_then_resend_delivers(
     server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
 ) -> None:
     key = make_key()
-    receiver.plan("quebrado", *[(503, {}, 0)] * 4)
+    receiver.plan("quebrado", *[(503, {}, 0)] * 4, (200, {}, 1.5))  # the 5th answers slowly
     monitor = create_monitor(server, key, receiver, "quebrado", SAMPLE_CNPJ)["monitor"]
-    checked = _force_change(database, server, key, monitor["id"])
+    checked = force_change(database, server, key, monitor["id"])
     paused = until(lambda: (m := _monitor(server, key, monitor["id"]))["estado"] == "pausado" and m)
     assert "4 tentativas" in paused["motivo_pausa"]
     assert len(receiver.of("quebrado")) == 4
@@ -139,9 +128,18 @@ def test_persistent_failure_pauses_monitor_then_resend_delivers(
         assert client.post(path).status_code == 400  # paused: resume first
         client.patch(f"{BASE}/{monitor['id']}", json={"estado": "ativo"})
         assert client.post(path).status_code == 202
+        receiver.wait("quebrado", 5)
+        assert client.post(path).status_code == 409  # on its way: one round at a time
     got = receiver.wait("quebrado", 5)
     assert got[-1].headers["webhook-id"] == checked["entrega_id"]
     assert got[-1].verified is True
+    delivered = until(lambda: log_of(server, key, monitor=monitor["id"], ok="true"))
+    assert delivered[0]["tentativa"] == 5  # the numbering goes on across rounds
+    assert delivered[0]["entrega_estado"] == "entregue"
+    with server.client(headers=key.headers) as client:
+        assert client.post(path).status_code == 202  # a delivered event can be sent again
+    again = receiver.wait("quebrado", 6)
+    assert again[-1].headers["webhook-id"] == checked["entrega_id"]
 
 
 def test_connect_time_check_refuses_loopback_when_not_allowed(receiver: Receiver) -> None:

@@ -98,7 +98,8 @@ def test_monitor_cap_by_plan_and_duplicate(
     with psycopg.connect(database) as conn:
         conn.execute(
             "INSERT INTO planos (nome, limite_por_minuto, monitores_max) VALUES "
-            "('teste-tres-monitores', 1000, 3) ON CONFLICT (nome) DO NOTHING"
+            "('teste-tres-monitores', 1000, 3) "
+            "ON CONFLICT (nome) DO UPDATE SET monitores_max = excluded.monitores_max"
         )
     key = make_key(plano="teste-tres-monitores")
     for n in range(3):

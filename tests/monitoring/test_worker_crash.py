@@ -1,0 +1,160 @@
+"""Workers that die: a worker SIGKILLed in the middle of a delivery, one of two workers killed
+while they share a batch of deliveries, and a worker whose database restarts under it. No event
+is lost; an event delivered twice carries the same `webhook-id` both times."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from tests.conftest import ROOT, MakeKey, Server
+from tests.monitoring.conftest import (
+    Receiver,
+    Worker,
+    age_baselines,
+    create_monitor,
+    force_change,
+    until,
+)
+
+SAMPLE_CNPJ = "57815224000179"
+
+
+@pytest.fixture
+def workers(monitored_alias: str) -> Iterator[list[Worker]]:
+    """Workers a test starts (`workers.append(Worker(alias))`); the live ones are stopped and
+    their logs checked at the end, the killed ones only closed."""
+    started: list[Worker] = []
+    yield started
+    for running in started:
+        if running.process.returncode is None:
+            running.stop()
+        else:
+            running.log_file.close()
+
+
+def _states(database: str, monitor_ids: list[int]) -> dict[str, str]:
+    with psycopg.connect(database) as conn:
+        found = conn.execute(
+            "SELECT id::text, estado FROM entregas WHERE monitor_id = ANY(%s)", (monitor_ids,)
+        ).fetchall()
+    return dict(found)
+
+
+def test_worker_killed_mid_delivery_delivery_completes_after_restart(
+    server: Server,
+    make_key: MakeKey,
+    receiver: Receiver,
+    database: str,
+    monitored_alias: str,
+    workers: list[Worker],
+) -> None:
+    key = make_key()
+    receiver.plan("morto", (200, {}, 8.0))  # the first answer comes after the kill
+    monitor = create_monitor(server, key, receiver, "morto", SAMPLE_CNPJ)["monitor"]
+    first = Worker(monitored_alias)
+    workers.append(first)
+    checked = force_change(database, server, key, monitor["id"])
+    receiver.wait("morto", 1)  # the request is in flight, its job `doing`
+    first.kill()
+    killed_at = time.monotonic()
+    assert _states(database, [monitor["id"]]) == {checked["entrega_id"]: "pendente"}
+
+    workers.append(Worker(monitored_alias))
+    until(lambda: _states(database, [monitor["id"]])[checked["entrega_id"]] == "entregue")
+    recovered_in = time.monotonic() - killed_at
+    got = receiver.of("morto")
+    assert len(got) == 2
+    assert {item.headers["webhook-id"] for item in got} == {checked["entrega_id"]}
+    assert all(item.verified for item in got)
+    assert recovered_in < 30, recovered_in  # seconds, not the retry schedule's hours
+
+
+def test_two_workers_one_killed_no_event_lost(
+    server: Server,
+    make_key: MakeKey,
+    receiver: Receiver,
+    database: str,
+    monitored_alias: str,
+    workers: list[Worker],
+) -> None:
+    keys = [make_key(), make_key()]
+    names = [f"duo-{n}" for n in range(16)]
+    for name in names:
+        receiver.plan(name, (200, {}, 0.5))  # slow answers keep deliveries in flight
+    ids = {
+        name: create_monitor(server, keys[n % 2], receiver, name, SAMPLE_CNPJ)["monitor"]["id"]
+        for n, name in enumerate(names)
+    }
+    workers.extend([Worker(monitored_alias), Worker(monitored_alias)])
+    age_baselines(database, list(ids.values()))
+    with server.client(headers=make_key(papel="admin").headers) as admin:
+        rodada = admin.post("/v1/admin/monitoramentos/run").json()
+    assert rodada["eventos"] >= len(names)
+
+    until(lambda: sum(len(receiver.of(name)) for name in names) >= 4)
+    workers[0].kill()
+    states = until(
+        lambda: (
+            set((found := _states(database, list(ids.values()))).values()) == {"entregue"} and found
+        ),
+        seconds=60,
+    )
+    assert len(states) == len(names)
+    for name in names:
+        got = receiver.of(name)
+        assert got, name
+        assert len({item.headers["webhook-id"] for item in got}) == 1, name
+        assert got[0].headers["webhook-id"] in states
+        assert all(item.verified for item in got)
+
+
+def _service(action: str, name: str) -> None:
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "services.sh"), action, name],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_worker_rides_out_a_database_restart(
+    server: Server,
+    make_key: MakeKey,
+    receiver: Receiver,
+    database: str,
+    monitored_alias: str,
+) -> None:
+    """The queue's worker stops with an error when its database goes away; the process starts
+    it again, waiting, until the database answers, and goes on delivering."""
+    key = make_key()
+    monitor = create_monitor(server, key, receiver, "reinicio", SAMPLE_CNPJ)["monitor"]
+    worker = Worker(monitored_alias)
+    try:
+        time.sleep(2)  # running, listening for jobs
+        _service("stop", "postgresql")
+        time.sleep(3)
+        _service("start", "postgresql")
+        assert worker.process.poll() is None, worker.log()[-4000:]
+        checked = until(lambda: _checked_after_restart(database, server, key, monitor["id"]))
+        [got] = receiver.wait("reinicio", 1)
+        assert got.headers["webhook-id"] == checked["entrega_id"]
+        assert got.verified is True
+        assert worker.process.poll() is None
+    finally:
+        log = worker.stop(clean=False)
+    assert "database unavailable" in log
+
+
+def _checked_after_restart(
+    database: str, server: Server, key: object, monitor_id: int
+) -> dict[str, object] | None:
+    """`force_change` once the API's pool has its connections back (the first request after a
+    restart may meet a broken pooled connection)."""
+    try:
+        return force_change(database, server, key, monitor_id)  # type: ignore[arg-type]
+    except (AssertionError, psycopg.OperationalError, ValueError):
+        return None
