@@ -19,7 +19,6 @@ from typing import IO, Any
 import msgspec
 import psycopg
 from elasticsearch import Elasticsearch
-from psycopg_pool import PoolTimeout
 
 from app.monitoring import releases
 from app.settings import get_settings
@@ -119,6 +118,8 @@ class Options:
     swap: bool = True
     workdir: Path | None = None
     bad_rows_file: Path | None = None
+    database_url: str | None = None
+    """Where the release is recorded for the monitors (None: the `DATABASE_URL` setting)."""
 
 
 class Progress:
@@ -255,7 +256,11 @@ def _tally(
 
 
 def _publish(
-    es: Elasticsearch, report: LoadReport, mapping: dict[str, Any], refs: References, swap: bool
+    es: Elasticsearch,
+    report: LoadReport,
+    mapping: dict[str, Any],
+    refs: References,
+    options: Options,
 ) -> None:
     """Serving settings, the count check, the reference catalog, then the atomic alias swap."""
     index = report.index
@@ -269,20 +274,21 @@ def _publish(
         previous_count = elastic.count(es, report.previous_index)
         report.removed = max(previous_count - report.changed - report.unchanged, 0)
     catalog.build(es, index, refs)
-    if swap:
+    if options.swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
-        report.release_note = record_release(report.alias, index)
+        database = options.database_url or get_settings().database_url
+        report.release_note = record_release(database, report.alias, index)
         report.release_recorded = report.release_note is None
 
 
-def record_release(alias: str, index: str) -> str | None:
+def record_release(database_url: str, alias: str, index: str) -> str | None:
     """Records the release that just went live in PostgreSQL (with the job that checks the
     monitors against it); None when done, else why not. The release stays live either way: a
     worker records it within seconds when it sees the alias (`conciliar_releases`)."""
     try:
-        asyncio.run(releases.publish(get_settings().database_url, alias, index))
-    except (OSError, psycopg.Error, PoolTimeout) as error:
+        asyncio.run(releases.publish(database_url, alias, index))
+    except (OSError, psycopg.Error) as error:
         return f"release not recorded for the monitors ({type(error).__name__}: {error})"
     return None
 
@@ -345,7 +351,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             outcome = result.outcome
             progress.indexed(outcome.created + outcome.duplicates + result.errors, result.errors)
         clock.lap("index")
-        _publish(es, report, mapping, refs, swap=options.swap)
+        _publish(es, report, mapping, refs, options)
         clock.lap("publish")
         report.phases, report.phases_cpu = clock.wall, clock.cpu
     except BaseException:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import procrastinate
 from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
 
 from app.monitoring import repository
 
 CHECK = "verificar_release"
+CONNECT_TIMEOUT = 10
 
 
 async def record(conn: AsyncConnection, queue: procrastinate.App, alias: str, indice: str) -> bool:
@@ -29,15 +29,14 @@ async def record(conn: AsyncConnection, queue: procrastinate.App, alias: str, in
 
 
 async def publish(database_url: str, alias: str, indice: str) -> bool:
-    """`record` from a process without a pool of its own (the indexer)."""
+    """`record` from a process without a pool of its own (the indexer), on one connection
+    (given `CONNECT_TIMEOUT` seconds)."""
     from app.worker.queue import queue  # the queue's tasks import the monitoring services
 
-    async with AsyncConnectionPool(
-        database_url, min_size=1, max_size=1, open=False, kwargs={"autocommit": True}
-    ) as pool:
-        await queue.open_async(pool=pool)
-        try:
-            async with pool.connection() as conn, conn.transaction():
-                return await record(conn, queue, alias, indice)
-        finally:
-            await queue.close_async()
+    async with (
+        await AsyncConnection.connect(
+            database_url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+        ) as conn,
+        conn.transaction(),
+    ):
+        return await record(conn, queue, alias, indice)

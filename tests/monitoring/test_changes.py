@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,11 +273,29 @@ def test_identical_reload_raises_nothing(
 
 
 def test_release_the_indexer_could_not_record_is_recorded_by_the_worker(
-    es: Elasticsearch, monitored_alias: str, worker: Worker, database: str
+    load: Loader,
+    es: Elasticsearch,
+    monitored_alias: str,
+    two_releases: Releases,
+    worker: Worker,
+    database: str,
 ) -> None:
-    """The safety net when PostgreSQL was away at the swap: the worker sees the live index
-    unrecorded and records it (with its check) within seconds."""
-    [live] = es.indices.get_alias(name=monitored_alias).body
-    with psycopg.connect(database) as conn:
-        conn.execute("DELETE FROM releases WHERE indice = %s", (live,))
-    until(lambda: _checked(database, live), seconds=40)
+    """PostgreSQL away at the swap: the release goes live all the same, the report says it was
+    not recorded, and the worker records it (with its check) within seconds."""
+    report = load(
+        two_releases.second,
+        monitored_alias,
+        database_url=f"postgresql://nobody@127.0.0.1:{_closed_port()}/none",
+    )
+    assert report.live
+    assert not report.release_recorded
+    assert "release not recorded" in (report.release_note or "")
+    assert es.indices.get_alias(name=monitored_alias).body.keys() == {report.index}
+    until(lambda: _checked(database, report.index), seconds=40)
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

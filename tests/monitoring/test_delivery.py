@@ -5,6 +5,8 @@ every attempt, and the address policy applied when the connection is made."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 import time
 from typing import Any
 
@@ -175,3 +177,35 @@ def test_redirects_not_followed(receiver: Receiver) -> None:
     outcome = asyncio.run(attempt())
     assert outcome.status == 307
     assert not outcome.ok
+
+
+def test_endpoint_hanging_up_is_a_failed_attempt() -> None:
+    """An endpoint that accepts the connection and closes it without answering: a failed
+    attempt that names what happened, no exception out of the delivery."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def hang_up() -> None:
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        connection.close()
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+
+    async def attempt() -> delivery.Resultado:
+        from app.webhooks.addresses import networks_of
+
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        async with delivery.client(networks_of("127.0.0.0/8"), timeout=5) as session:
+            return await delivery.send(session, url, "whsec_" + "A" * 44, "m", "{}")
+
+    try:
+        outcome = asyncio.run(attempt())
+    finally:
+        thread.join(5)
+        listener.close()
+    assert outcome.status is None
+    assert not outcome.ok
+    assert "Disconnected" in (outcome.erro or ""), outcome.erro

@@ -158,3 +158,25 @@ def _checked_after_restart(
         return force_change(database, server, key, monitor_id)  # type: ignore[arg-type]
     except (AssertionError, psycopg.OperationalError, ValueError):
         return None
+
+
+def test_worker_of_an_alias_without_release_waits_quietly(
+    database: str, workers: list[Worker]
+) -> None:
+    """Before the first load the alias does not exist: the worker's safety net that records
+    live releases finds nothing to record, and says nothing about it."""
+    with psycopg.connect(database) as conn:
+        row = conn.execute("SELECT coalesce(max(id), 0) FROM procrastinate_jobs").fetchone()
+    start = row[0] if row else 0
+    workers.append(Worker(f"test-sem-release-{time.monotonic_ns()}"))
+
+    def reconciled() -> bool:
+        with psycopg.connect(database) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM procrastinate_jobs WHERE id > %s "
+                "AND task_name = 'conciliar_releases' AND status = 'succeeded'",
+                (start,),
+            ).fetchone()
+        return bool(found and found[0])
+
+    until(reconciled, seconds=30)
