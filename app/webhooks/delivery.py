@@ -7,19 +7,22 @@ connects only to allowed addresses (`app.webhooks.addresses.guarded_socket`).
 A process delivers through one `Sender`: one pooled session (a connection to an endpoint is
 reused by the next delivery there) and, per origin (scheme, host and port), a bound on the
 deliveries in flight (half the worker's slots) and a pause after attempts that got no answer.
-A delivery waits at most `SLOT_WAIT` for room at its origin, and none while the origin rests;
-then it is not attempted but postponed (`OriginBusy`), its slot freed. So a slow or dead
-endpoint holds at most half of a worker's slots, for at most the timeout, and the deliveries to
-other endpoints go on at once; a fast endpoint with many events keeps its share busy.
+When its origin is full, a delivery waits for room only while the origin looks fast (its
+attempts end within `FAST` seconds), at most `FAST`; otherwise, and while the origin rests, it
+is not attempted but postponed (`OriginBusy`), its slot freed, to the origin's next turn: turns
+are spaced by the origin's own pace (its mean attempt time over its share), so a backlog for a
+slow endpoint is spread over the time that endpoint needs, each job coming back about once.
+So a slow or dead endpoint holds at most half of a worker's slots, for at most the timeout, the
+deliveries to other endpoints go on at once, and a fast endpoint with many events keeps its
+share busy.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
@@ -34,9 +37,9 @@ from app.webhooks.addresses import RefusedAddressError, guarded_socket, networks
 
 MAX_ERROR = 300
 MAX_RETRY_AFTER = 24 * 3600
-SLOT_WAIT = 1.0
-"""Seconds a delivery waits for room at its origin before it is postponed (its worker slot
-freed for other endpoints)."""
+FAST = 0.5
+"""Seconds: an origin whose attempts end within this is fast; a delivery waits this long at
+most for room there before it is postponed."""
 MAX_PAUSE = 300.0
 """The longest an origin that stopped answering is left alone (seconds)."""
 
@@ -136,10 +139,20 @@ class OriginBusy(Exception):  # noqa: N818 - a signal, not an error
 @dataclass
 class _Origin:
     room: asyncio.Semaphore
+    started: list[float] = field(default_factory=list)
+    """`time.monotonic()` of each attempt in flight."""
+    pace: float = 0.0
+    """Mean seconds of its recent attempts (exponentially weighted; timeouts count whole)."""
     failures: int = 0
     """Attempts in a row that got no answer (timeout, refused, unreachable)."""
     paused_until: float = 0.0
     """`time.monotonic()` before which nothing is sent there."""
+    next_turn: float = 0.0
+    """`time.monotonic()` of the last turn given to a postponed delivery."""
+
+    def slow(self, now: float) -> bool:
+        oldest = min(self.started, default=now)
+        return self.pace > FAST or now - oldest > FAST
 
 
 class Sender:
@@ -161,34 +174,44 @@ class Sender:
             settings.worker_concurrency // 2,
         )
 
-    def _later(self, seconds: float) -> datetime:
-        jittered = seconds * (1 + random.random())  # noqa: S311 - spreads postponed jobs
-        return datetime.now(UTC) + timedelta(seconds=jittered)
+    def _turn(self, state: _Origin, now: float) -> OriginBusy:
+        """The next turn at a full or resting origin, one share of its pace after the last."""
+        in_flight = [now - started for started in state.started]
+        pace = max(state.pace, *in_flight, 0.05)
+        state.next_turn = max(state.next_turn, state.paused_until, now) + pace / self._per_origin
+        at = datetime.now(UTC) + timedelta(seconds=state.next_turn - now)
+        return OriginBusy(at)
 
     async def send(
         self, url: str, secret: str, message_id: str, body: str, *, bounded: bool = True
     ) -> Resultado:
-        """One attempt. `bounded`: within the origin's share of this process, waiting at most
-        `SLOT_WAIT` for room; `OriginBusy` when there is none, or the origin is resting after
-        attempts that got no answer. Unbounded (a test event) it goes at once."""
+        """One attempt. `bounded`: within the origin's share of this process (see the
+        module's docstring), else `OriginBusy` with the origin's next turn. Unbounded (a test
+        event) it goes at once."""
         if self._session is None or self._session.closed:
             self._session = client(self._networks, self._timeout)
-        key = origin(url)
-        state = self._origins.setdefault(key, _Origin(asyncio.Semaphore(self._per_origin)))
         if not bounded:
             return await send(self._session, url, secret, message_id, body)
-        resting = state.paused_until - time.monotonic()
-        if resting > 0:
-            raise OriginBusy(self._later(resting))
+        state = self._origins.setdefault(origin(url), _Origin(asyncio.Semaphore(self._per_origin)))
+        now = time.monotonic()
+        if state.paused_until > now:
+            raise self._turn(state, now)
+        if state.room.locked() and state.slow(now):
+            raise self._turn(state, now)
         try:
-            async with asyncio.timeout(SLOT_WAIT):
+            async with asyncio.timeout(FAST):
                 await state.room.acquire()
         except TimeoutError:
-            raise OriginBusy(self._later(min(self._timeout, 2.0))) from None
+            raise self._turn(state, time.monotonic()) from None
+        started = time.monotonic()
+        state.started.append(started)
         try:
             outcome = await send(self._session, url, secret, message_id, body)
         finally:
+            state.started.remove(started)
             state.room.release()
+        took = time.monotonic() - started
+        state.pace = took if not state.pace else 0.8 * state.pace + 0.2 * took
         if outcome.status is None:
             state.failures += 1
             pause = min(self._timeout * 2 ** (state.failures - 1), MAX_PAUSE)
