@@ -39,6 +39,7 @@ from app.batch.routes import batch_lookup
 from app.catalog.routes import city_autocomplete, cnae_autocomplete
 from app.context import Backends
 from app.errors import HANDLERS
+from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
@@ -162,6 +163,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             audit_log,
             my_usage,
             *MONITORING_ROUTES,
+            *LEAD_ROUTES,
         ],
         lifespan=[lifespan],
         state=State({"settings": settings}),

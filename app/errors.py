@@ -59,6 +59,12 @@ class ConflictError(AppError):
     status = HTTPStatus.CONFLICT
 
 
+class GoneError(AppError):
+    """410: a resource that existed and is no longer available (an expired lot's file)."""
+
+    status = HTTPStatus.GONE
+
+
 class TooManyRequestsError(AppError):
     """429: the window of the key, plan or address is full; `headers` carry `Retry-After`."""
 

@@ -59,6 +59,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds between a worker's heartbeats."""
     worker_stalled_after: float = 6.0
     """Seconds without a heartbeat after which a worker's running jobs are run again."""
+    lots_dir: str = ".state/lotes"
+    """Where lead lots' files are kept (relative paths start at the project's root)."""
+    lots_keep_hours: int = 168
+    """Hours a finished lot's file can be downloaded (then it expires and is deleted)."""
 
 
 @lru_cache(maxsize=1)

@@ -37,6 +37,9 @@ from app.settings import get_settings
 from indexer import elastic
 from indexer.load import LoadReport, Options, Progress, run
 
+pytest_plugins = ["tests.peers"]
+"""Shared fixtures of peers (the webhook receiver)."""
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARED_DATA", ROOT.parent / "shared" / "data"))
 if not SHARED.is_dir():

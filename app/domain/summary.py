@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from app.domain.record import Empresa, Socio
+from app.domain.record import Disponibilidade, Empresa, Socio
 
 SOURCE_FIELDS = [
     "cnpj", "cnpj_basico", "razao_social", "nome_fantasia", "matriz_filial.descricao",
@@ -60,11 +60,14 @@ class _Municipio(msgspec.Struct):
 class _Telefone(msgspec.Struct):
     ddd: str | None = None
     numero: str = ""
+    tipo: str = ""
 
 
 class _Contato(msgspec.Struct):
     telefones: list[_Telefone] = msgspec.field(default_factory=list)
     emails: list[str] = msgspec.field(default_factory=list)
+    origem: str = ""
+    disponibilidade: Disponibilidade | None = None
 
 
 class _Endereco(msgspec.Struct):

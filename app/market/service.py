@@ -217,7 +217,7 @@ async def _cities(backends: Backends, keys: list[str]) -> dict[str, MunicipioIte
     return {doc.source.codigo: doc.source for doc in found if doc.found and doc.source}
 
 
-def _labelled(buckets: Any, labels: dict[str, str]) -> list[Contagem]:
+def labelled(buckets: Any, labels: dict[str, str]) -> list[Contagem]:
     return [
         Contagem(codigo=str(b.key), descricao=labels.get(str(b.key)), total=b.doc_count)
         for b in buckets
@@ -271,7 +271,7 @@ async def mapa(backends: Backends, entrada: MapaMercado) -> Mercado:
         filtros=msgspec.to_builtins(entrada),
         total=found.hits.total.value,
         ativas=_count.decode(active).doc_count if active is not None else 0,
-        por_uf=_labelled(found.buckets("uf"), codes.UF_NOMES),
+        por_uf=labelled(found.buckets("uf"), codes.UF_NOMES),
         por_municipio=[
             Cidade(
                 codigo=key,
@@ -282,8 +282,8 @@ async def mapa(backends: Backends, entrada: MapaMercado) -> Mercado:
             )
             for key, total in cities
         ],
-        por_porte=_labelled(found.buckets("porte"), codes.PORTE),
-        por_situacao=_labelled(found.buckets("situacao"), codes.SITUACAO_CADASTRAL),
+        por_porte=labelled(found.buckets("porte"), codes.PORTE),
+        por_situacao=labelled(found.buckets("situacao"), codes.SITUACAO_CADASTRAL),
         por_ano_abertura=[
             Ano(ano=int(b.key_as_string or 0), total=b.doc_count) for b in found.buckets("ano")
         ],

@@ -76,13 +76,15 @@ PROMPTS = (
                   "Atividade ou código CNAE, se já souber."), UF, CIDADE),
         "Quero gerar leads B2B. Objetivo: {objetivo}. Segmento: {segmento}. UF: {uf}. "
         "Cidade: {cidade}.\n"
-        "1. Use descobrir_segmentos_cnae com as palavras do segmento ou do objetivo para achar "
-        "as subclasses CNAE certas (veja quantas empresas ativas cada uma tem).\n"
-        "2. Use mapear_mercado_empresas com o segmento e a UF para dimensionar o mercado e ver "
-        "as cidades maiores.\n"
-        "3. Use buscar_empresas_por_regiao_cnae com o CNAE escolhido, a UF/cidade e "
-        "com_email=true, limit=5, para ver uma amostra.\n"
-        "4. Mostre a amostra e o tamanho do mercado antes de percorrer mais páginas.\n"
+        "1. planejar_leads_quentes com o objetivo (e segmento, uf, cidade se houver): veja os "
+        "segmentos CNAE encontrados, a contagem e o que relaxar se forem poucas.\n"
+        "2. contar_leads_quentes com os argumentos que o plano devolveu, para a contagem por UF "
+        "e porte.\n"
+        "3. prever_leads_quentes com limit=5: mostre a amostra, os scores e os motivos.\n"
+        "4. Só depois de o usuário aprovar: gerar_leads_quentes (páginas), "
+        "exportar_leads_gratis (CSV pequeno) ou criar_lote_leads (arquivo completo, plano "
+        "pago), este só com confirmar_lgpd e uso_responsavel que o próprio usuário confirmou "
+        "depois de ler o aviso de uso responsável; acompanhe com consultar_lote_leads.\n"
         "Contatos são dados pessoais: use com base legal (LGPD) e ofereça opt-out.",
     ),
     Prompt(

@@ -40,9 +40,11 @@ from app.mcp.protocol import (
 SERVER_NAME = "service-mcp"
 INSTRUCTIONS = (
     "Dados abertos do CNPJ (Receita Federal): empresas, sócios, atividades, contatos. "
-    "Sequência recomendada: tools/list; planejar (descobrir_segmentos_cnae para achar os CNAEs, "
-    "mapear_mercado_empresas para dimensionar); contar e ver uma amostra curta "
-    "(buscar_empresas_por_regiao_cnae com limit pequeno); só então exportar ou criar um lote. "
+    "Sequência recomendada para leads: tools/list; planejar_leads_quentes (ou "
+    "prospectar_empresas_com_ia com o objetivo em palavras); contar_leads_quentes; "
+    "prever_leads_quentes (amostra curta); só então gerar_leads_quentes, exportar_leads_gratis "
+    "ou criar_lote_leads, e consultar_lote_leads até o arquivo ficar pronto. "
+    "descobrir_segmentos_cnae e mapear_mercado_empresas ajudam a achar e dimensionar segmentos. "
     "Detalhe empresas com consultar_cnpj. As ferramentas pedem Authorization: Bearer <API_KEY> "
     "(obtenha em /api/mcp/auth/start e /api/mcp/auth/verify) e contam no limite por minuto da "
     "conta, junto com a API REST. LGPD: contatos e sócios são dados pessoais; lotes pagos de "
@@ -142,7 +144,14 @@ async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")
     await _admit(context, tool)
     try:
-        output = await tool.run(context.backends, convert(arguments or {}, tool.input))
+        entrada = convert(arguments or {}, tool.input)
+        if tool.account:
+            caller = context.state.caller.identity if context.state else None
+            if caller is None:
+                raise UnauthorizedError(MISSING)
+            output = await tool.run(context.backends, caller, entrada)
+        else:
+            output = await tool.run(context.backends, entrada)
     except AppError as error:
         return _failed(context, error, tool.name)
     except (ApiError, TransportError) as error:

@@ -13,6 +13,8 @@ import msgspec
 from app.context import Backends
 from app.domain.codes import UF
 from app.domain.record import Empresa
+from app.leads import lots
+from app.leads import service as leads
 from app.lib import paging
 from app.lib.operations import Custo, Operacao
 from app.lookup.service import CONSULTAR_CNPJ, ConsultaCnpj, consultar
@@ -39,7 +41,8 @@ from app.related.similar import ENCONTRAR_SIMILARES, BuscaSimilares, Similares, 
 from app.search import filters as f
 from app.search.service import Modo, Pagina, search
 
-Run = Callable[[Backends, Any], Awaitable[Any]]
+Run = Callable[..., Awaitable[Any]]
+"""`run(backends, input)`, or `run(backends, identity, input)` for a tool of the account."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,9 @@ class Tool:
     input: type[Any]
     output: type[Any]
     run: Run
+    account: bool = False
+    """The tool acts for the caller's account (exports, lots): `run` takes its identity."""
+    read_only: bool = True
     definition: dict[str, Any] = field(init=False, compare=False)
     """What `tools/list` shows, built once."""
 
@@ -65,9 +71,9 @@ class Tool:
                 "outputSchema": object_schema(self.output),
                 "annotations": {
                     "title": self.title,
-                    "readOnlyHint": True,
+                    "readOnlyHint": self.read_only,
                     "destructiveHint": False,
-                    "idempotentHint": True,
+                    "idempotentHint": self.read_only,
                     "openWorldHint": False,
                 },
             },
@@ -173,7 +179,7 @@ async def _buscar(backends: Backends, entrada: BuscaEmpresas | BuscaRegiaoCnae) 
 
 _PAGED = " Páginas: passe o next_cursor da resposta como cursor, com os mesmos argumentos."
 
-TOOLS = (
+TOOLS: tuple[Tool, ...] = (
     Tool(
         operation=CONSULTAR_CNPJ,
         title="Consultar CNPJ",
@@ -281,4 +287,130 @@ TOOLS = (
         run=mapa,
     ),
 )
+_FILTERS = (
+    " Filtros: objetivo (texto livre), segmento, cnae (códigos separados por vírgula), "
+    "cnae_grupo (divisão de 2 dígitos), uf, cidade, porte, situacao (padrão ativa), com_email/"
+    "exigir_email, com_telefone/exigir_telefone, filtro (sem_email, matriz, sem_mei...), "
+    "matriz, simples, mei, capital_min/max, abertura_de/ate, incluir_secundarias."
+)
+_SCORE = (
+    " Score 0-100: situação ativa 25, e-mail válido 15, telefone válido 15, atividade principal "
+    "15 (secundária 5), porte 5, capital 5, idade 10, matriz 5, não MEI 5; motivo lista cada "
+    "componente."
+)
+LEAD_TOOLS = (
+    Tool(
+        operation=leads.PLANEJAR,
+        title="Planejar leads quentes",
+        description=(
+            "Primeiro passo de uma lista de leads: lê o objetivo comercial (ou segmento/CNAE), "
+            "mostra os segmentos CNAE encontrados, os filtros aplicados, quantas empresas "
+            "atendem (com e-mail, com telefone), o que relaxar se forem poucas, e as próximas "
+            "chamadas com os argumentos explícitos (argumentos). Exemplo: "
+            '{"objetivo": "vendo software de contabilidade para pequenos restaurantes no '
+            'Paraná", "exigir_email": true, "quantidade_desejada": 500}. Custo: 1 análise.'
+            + _FILTERS
+        ),
+        input=leads.PlanejaLeads,
+        output=leads.PlanoLeads,
+        run=leads.planejar,
+    ),
+    Tool(
+        operation=leads.CONTAR,
+        title="Contar leads quentes",
+        description=(
+            "Contagem exata de leads para os filtros, com e-mail, com telefone, por UF e por "
+            'porte. Exemplo: {"cnae": "5611201", "uf": "PR", "com_email": true}. Custo: 1 '
+            "busca." + _FILTERS
+        ),
+        input=leads.ContaLeads,
+        output=leads.ContagemLeads,
+        run=leads.contar,
+    ),
+    Tool(
+        operation=leads.PREVER,
+        title="Prever leads quentes",
+        description=(
+            "Amostra curta (até 10) dos melhores leads, com score e motivo; os contatos vêm "
+            "mascarados (primeira letra e domínio do e-mail, DDD e dois últimos dígitos do "
+            "telefone) para julgar a qualidade antes de gerar ou exportar. Exemplo: "
+            '{"cnae": "5611201", "uf": "PR", "limit": 5}. Custo: 1 busca.' + _SCORE
+        ),
+        input=leads.PreveLeads,
+        output=leads.Previa,
+        run=leads.prever,
+    ),
+    Tool(
+        operation=leads.GERAR,
+        title="Gerar leads quentes",
+        description=(
+            "Leads ordenados por score (depois CNPJ), com contatos completos, motivo e o aviso "
+            'de uso responsável, em páginas. Exemplo: {"cnae": "5611201", "uf": "PR", '
+            '"com_email": true, "limit": 20}. Custo: 1 busca por página.' + _SCORE + _PAGED
+        ),
+        input=leads.GeraLeads,
+        output=leads.PaginaLeads,
+        run=leads.gerar,
+    ),
+    Tool(
+        operation=leads.PROSPECTAR,
+        title="Prospectar empresas com IA",
+        description=(
+            "Objetivo comercial em palavras -> plano (segmentos, filtros, contagem, o que "
+            "relaxar), amostra pontuada (contatos mascarados) e próximos passos, numa chamada. "
+            'Exemplo: {"objetivo": "quero vender uniformes para clínicas odontológicas em SP"}. '
+            "Custo: 1 análise."
+        ),
+        input=leads.ProspectaEmpresas,
+        output=leads.Prospeccao,
+        run=leads.prospectar,
+    ),
+    Tool(
+        operation=lots.EXPORTAR_GRATIS,
+        title="Exportar leads grátis",
+        description=(
+            "CSV pequeno (até 50 leads, os melhores por score, separador ;) na própria "
+            "resposta; 3 por dia por conta e por fingerprint (dia de Brasília). Exemplo: "
+            '{"cnae": "5611201", "uf": "PR", "quantidade": 20, "fingerprint": "meu-app-01"}. '
+            "Custo: 1 exportação."
+        ),
+        input=lots.ExportaGratis,
+        output=lots.ExportacaoGratis,
+        run=lots.exportar_gratis,
+        account=True,
+        read_only=False,
+    ),
+    Tool(
+        operation=lots.CRIAR_LOTE,
+        title="Criar lote de leads",
+        description=(
+            "Lote assíncrono (CSV, XLSX ou PDF) com os melhores leads por score, na mesma ordem "
+            "de gerar_leads_quentes. Exige plano pago e confirmar_lgpd e uso_responsavel "
+            "verdadeiros, depois que o usuário ler o aviso de uso responsável; desconta da "
+            "franquia mensal. Responde com o id e o estado; acompanhe com consultar_lote_leads "
+            "(ou pelo webhook_url, com eventos assinados lote.concluido e lote.falhou). "
+            'Exemplo: {"cnae": "5611201", "uf": "PR", "quantidade": 1000, "formato": "xlsx", '
+            '"confirmar_lgpd": true, "uso_responsavel": true}. Custo: 1 exportação.'
+        ),
+        input=lots.NovoLote,
+        output=lots.LoteCriado,
+        run=lots.criar,
+        account=True,
+        read_only=False,
+    ),
+    Tool(
+        operation=lots.CONSULTAR_LOTE,
+        title="Consultar lote de leads",
+        description=(
+            "Estado de um lote da conta (pendente, processando, concluido, falhou, expirado), "
+            "linhas, tamanho e, quando concluído, download_url (GET com a mesma chave em "
+            'Authorization) e até quando baixar. Exemplo: {"id": 42}.'
+        ),
+        input=lots.ConsultaLote,
+        output=lots.Lote,
+        run=lots.consultar,
+        account=True,
+    ),
+)
+TOOLS = TOOLS + LEAD_TOOLS
 BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -220,10 +220,13 @@ async def mark_checked(conn: AsyncConnection, ids: list[int], indice: str | None
 
 
 class NovaEntrega(msgspec.Struct, frozen=True):
+    """An event of a monitor or, with `lote_id`, of a lead lot (`monitor_id` None)."""
+
     id: uuid.UUID
-    monitor_id: int
+    monitor_id: int | None
     tipo: str
     corpo: dict[str, Any]
+    lote_id: int | None = None
 
 
 async def insert_entregas(conn: AsyncConnection, events: list[NovaEntrega]) -> None:
@@ -231,16 +234,21 @@ async def insert_entregas(conn: AsyncConnection, events: list[NovaEntrega]) -> N
         return
     async with conn.cursor() as cursor:
         await cursor.executemany(
-            "INSERT INTO entregas (id, monitor_id, tipo, corpo) VALUES (%s, %s, %s, %s)",
-            [(item.id, item.monitor_id, item.tipo, Jsonb(item.corpo)) for item in events],
+            "INSERT INTO entregas (id, monitor_id, lote_id, tipo, corpo) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            [
+                (item.id, item.monitor_id, item.lote_id, item.tipo, Jsonb(item.corpo))
+                for item in events
+            ],
         )
 
 
 class Pendente(msgspec.Struct, kw_only=True):
-    """An event on its way, with what a delivery needs of its monitor."""
+    """An event on its way, with what a delivery needs of its monitor or lot."""
 
     id: uuid.UUID
-    monitor_id: int
+    monitor_id: int | None
+    lote_id: int | None
     tipo: str
     corpo: dict[str, Any]
     estado: str
@@ -252,6 +260,12 @@ class Pendente(msgspec.Struct, kw_only=True):
     webhook_url: str
     segredo_sal: str
     monitor_estado: str
+    """A lot's events have no monitor to pause: `ativo`."""
+
+    @property
+    def dono(self) -> int | str:
+        """What the signing secret is derived from (`signing.secret_of`)."""
+        return self.monitor_id if self.monitor_id is not None else f"lote-{self.lote_id}"
 
 
 async def find_entrega(
@@ -260,10 +274,15 @@ async def find_entrega(
     cursor = conn.cursor(row_factory=class_row(Pendente))
     await cursor.execute(
         """
-        SELECT e.id, e.monitor_id, e.tipo, e.corpo, e.estado, e.tentativas, e.rodada_inicio,
-               m.conta_id, m.webhook_url, m.segredo_sal, m.estado AS monitor_estado
-        FROM entregas e JOIN monitores m ON m.id = e.monitor_id
-        WHERE e.id = %s AND (%s::bigint IS NULL OR m.conta_id = %s)
+        SELECT e.id, e.monitor_id, e.lote_id, e.tipo, e.corpo, e.estado, e.tentativas,
+               e.rodada_inicio, coalesce(m.conta_id, l.conta_id) AS conta_id,
+               coalesce(m.webhook_url, l.webhook_url) AS webhook_url,
+               coalesce(m.segredo_sal, l.segredo_sal) AS segredo_sal,
+               coalesce(m.estado, 'ativo') AS monitor_estado
+        FROM entregas e
+        LEFT JOIN monitores m ON m.id = e.monitor_id
+        LEFT JOIN lotes l ON l.id = e.lote_id
+        WHERE e.id = %s AND (%s::bigint IS NULL OR coalesce(m.conta_id, l.conta_id) = %s)
         """,
         (entrega_id, conta_id, conta_id),
     )

@@ -289,7 +289,9 @@ def _body(tipo: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"type": tipo, "timestamp": datetime.now(UTC).isoformat(), "data": data}
 
 
-async def _defer(conn: AsyncConnection, backends: Backends, events: list[NovaEntrega]) -> None:
+async def defer_deliveries(
+    conn: AsyncConnection, backends: Backends, events: list[NovaEntrega]
+) -> None:
     """Defers the delivery of `events` in the caller's transaction, in one statement. No
     queue lock per monitor: the queue's fetch would check it against every waiting job, and
     an event has one job at a time anyway (a re-send waits for the event to finish);
@@ -360,7 +362,7 @@ async def _check(
             data["ultimo_registro"] = vigia.referencia
         events[vigia.id] = NovaEntrega(uuid.uuid4(), vigia.id, tipo, _body(tipo, data))
     await repository.insert_entregas(conn, list(events.values()))
-    await _defer(conn, backends, list(events.values()))
+    await defer_deliveries(conn, backends, list(events.values()))
     return [
         Verificacao(
             monitor_id=vigia.id,
@@ -454,7 +456,7 @@ async def entregar(
         async with backends.pool.connection() as conn:
             await repository.finish_entrega(conn, entrega_id, "cancelada")
         return None
-    secret = signing.secret_of(backends.secret, pendente.monitor_id, pendente.segredo_sal)
+    secret = signing.secret_of(backends.secret, pendente.dono, pendente.segredo_sal)
     body = msgspec.json.encode(pendente.corpo).decode()
     try:
         outcome = await backends.sender.send(
@@ -483,7 +485,8 @@ async def entregar(
                 await repository.record_attempt(
                     conn, entrega_id, pendente.tentativas + 1, attempt, next_at, estado
                 )
-                await repository.pause_monitor(conn, pendente.monitor_id, f"Pausado: {reason}.")
+                if pendente.monitor_id is not None:
+                    await repository.pause_monitor(conn, pendente.monitor_id, f"Pausado: {reason}.")
     if next_at is not None:
         raise RetryLater(next_at, outcome.erro or "falha na entrega")
     return outcome
@@ -532,7 +535,9 @@ async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> No
             raise ConflictError(
                 "A entrega ainda está em andamento: as próximas tentativas estão no log."
             )
-        await _defer(conn, backends, [NovaEntrega(entrega_id, pendente.monitor_id, "", {})])
+        await defer_deliveries(
+            conn, backends, [NovaEntrega(entrega_id, pendente.monitor_id, "", {})]
+        )
 
 
 async def attempts(

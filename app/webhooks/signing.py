@@ -24,9 +24,10 @@ def new_salt() -> str:
     return secrets.token_hex(16)
 
 
-def secret_of(server_secret: bytes, monitor_id: int, salt: str) -> str:
-    """The monitor's signing secret, `whsec_` + base64 of 32 bytes."""
-    key = hmac.new(server_secret, f"webhook:{monitor_id}:{salt}".encode(), hashlib.sha256)
+def secret_of(server_secret: bytes, owner: int | str, salt: str) -> str:
+    """The signing secret of a monitor (its id) or of a lot (`lote-<id>`), `whsec_` + base64 of
+    32 bytes."""
+    key = hmac.new(server_secret, f"webhook:{owner}:{salt}".encode(), hashlib.sha256)
     return PREFIX + base64.b64encode(key.digest()).decode()
 
 

@@ -21,6 +21,7 @@ from procrastinate.jobs import Job
 from procrastinate.retry import BaseRetryStrategy
 
 from app.context import Backends
+from app.leads import lots
 from app.lib.elastic import body
 from app.monitoring import releases
 from app.monitoring import service as monitoring
@@ -47,6 +48,16 @@ class Retries(BaseRetryStrategy):
         return RetryDecision(retry_in={"seconds": min(10 * 2 ** min(job.attempts, 6), MAX_WAIT)})
 
 
+class LotRetries(BaseRetryStrategy):
+    """A lot's job is run again 10, 20, 40 and 80 s after a failure (the index or the
+    database briefly away); its last run (`lots.ATTEMPTS`) marks the lot `falhou` instead."""
+
+    def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
+        if job.attempts >= lots.ATTEMPTS - 1:
+            return None
+        return RetryDecision(retry_in={"seconds": 10 * 2**job.attempts})
+
+
 def _backends(context: JobContext) -> Backends:
     found: Backends = context.additional_context["backends"]
     return found
@@ -66,6 +77,15 @@ async def verificar_release(context: JobContext, indice: str, alias: str) -> Non
         return
     rodada = await monitoring.check_release(backends, indice)
     log.info("release %s: %s", indice, rodada)
+
+
+@queue.task(name=lots.MAKE, queue="lotes", pass_context=True, retry=LotRetries())
+async def gerar_lote(context: JobContext, lote_id: int) -> None:
+    """Makes a lead lot's file; a lot interrupted by a dead worker is made again from the
+    start (one file, published by one rename)."""
+    final = context.job.attempts >= lots.ATTEMPTS - 1
+    estado = await lots.processar(_backends(context), lote_id, final_attempt=final)
+    log.info("lot %s: %s", lote_id, estado or "already finished")
 
 
 # Periodic schedules are croniter expressions whose sixth field is the second: "* * * * * */2"
@@ -114,3 +134,14 @@ async def limpar_fila(context: JobContext, timestamp: int) -> None:
     """Removes the queue's rows of jobs that succeeded more than `KEEP_DONE_HOURS` ago (each
     delivery attempt stays in the delivery log; the queue needs only what is still to run)."""
     await context.app.job_manager.delete_old_jobs(nb_hours=KEEP_DONE_HOURS)
+
+
+@queue.periodic(cron="*/10 * * * *", periodic_id="expirar_lotes")
+@queue.task(
+    name="expirar_lotes", queue="manutencao", pass_context=True, queueing_lock="expirar_lotes"
+)
+async def expirar_lotes(context: JobContext, timestamp: int) -> None:
+    """Expires lots whose download time is up and deletes their files."""
+    expired = await lots.expirar(_backends(context))
+    if expired:
+        log.info("%s lots expired", expired)

@@ -23,7 +23,15 @@ CALLS: dict[str, dict[str, Any]] = {
     "encontrar_empresas_relacionadas": {"kind": "telefone", "value": NUMBERS[0]},
     "encontrar_empresas_similares": {"cnpj": SAMPLE_CNPJ, "escopo": "brasil", "limit": 3},
     "mapear_mercado_empresas": {"segmento": "padaria", "limit": 3},
+    "planejar_leads_quentes": {"objetivo": "cardápio digital para restaurantes em Curitiba, PR"},
+    "contar_leads_quentes": {"cnae": "5611201", "uf": "PR"},
+    "prever_leads_quentes": {"cnae": "5611201", "uf": "PR", "limit": 3},
+    "gerar_leads_quentes": {"cnae": "5611201", "uf": "PR", "limit": 2},
+    "prospectar_empresas_com_ia": {"objetivo": "vendo uniformes para restaurantes no PR"},
+    "exportar_leads_gratis": {"cnae": "5611201", "uf": "PR", "quantidade": 3},
 }
+LOT_TOOLS = {"criar_lote_leads", "consultar_lote_leads"}
+"""Called by the lead tests (`tests/leads/test_agent.py`), on an account with a paid plan."""
 
 
 def test_sdk_lists_and_calls_every_tool(mcp_server: Server, make_key: MakeKey) -> None:
@@ -33,10 +41,11 @@ def test_sdk_lists_and_calls_every_tool(mcp_server: Server, make_key: MakeKey) -
         async with session(mcp_server.url, key) as client:
             listed = await client.list_tools()
             assert sorted(t.name for t in listed.tools) == sorted(tools.BY_NAME)
+            assert set(CALLS) | LOT_TOOLS == set(tools.BY_NAME)
             for tool in listed.tools:
                 assert tool.description
                 assert tool.annotations is not None
-                assert tool.annotations.read_only_hint is True
+                assert tool.annotations.read_only_hint is tools.BY_NAME[tool.name].read_only
                 assert tool.annotations.open_world_hint is False
                 assert tool.output_schema is not None
                 assert tool.input_schema["type"] == "object"
@@ -70,6 +79,20 @@ def test_sdk_lists_and_calls_every_tool(mcp_server: Server, make_key: MakeKey) -
     assert all(item["motivos"][0].startswith("mesma classe CNAE") for item in similar["data"])
     market = results["mapear_mercado_empresas"]
     assert market["total"] == sum(uf["total"] for uf in market["por_uf"])
+    restaurants = {item["cnpj"] for item in region if item["cnae_principal"] == "5611201"}
+    assert results["contar_leads_quentes"]["total"] >= len(restaurants) >= 3
+    plan = results["planejar_leads_quentes"]
+    assert "restaurantes" in [segment["segmento"] for segment in plan["segmentos"]]
+    assert plan["argumentos"]["uf"] == "PR"
+    ranked = results["gerar_leads_quentes"]["data"]
+    preview = results["prever_leads_quentes"]["data"]
+    assert [lead["empresa"]["cnpj"] for lead in preview[:2]] == [
+        lead["empresa"]["cnpj"] for lead in ranked
+    ]
+    assert results["prospectar_empresas_com_ia"]["amostra"]
+    exported = results["exportar_leads_gratis"]
+    assert exported["linhas"] == 3
+    assert exported["csv"].splitlines()[1].split(";")[2] == ranked[0]["empresa"]["cnpj"]
 
 
 def test_sdk_reads_every_resource_and_template(mcp_server: Server) -> None:

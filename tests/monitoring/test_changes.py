@@ -19,7 +19,8 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from tests.conftest import SAMPLE, Issued, Loader, MakeKey, Server
-from tests.monitoring.conftest import Receiver, Worker, create_monitor, until
+from tests.monitoring.conftest import create_monitor
+from tests.peers import Receiver, Worker, until
 from tests.releases import partner, rows
 
 ESTABLISHMENTS = "ESTABELE.csv"

@@ -12,14 +12,8 @@ from typing import Any
 
 from app.webhooks import delivery
 from tests.conftest import Issued, MakeKey, Server
-from tests.monitoring.conftest import (
-    Receiver,
-    Worker,
-    create_monitor,
-    force_change,
-    log_of,
-    until,
-)
+from tests.monitoring.conftest import create_monitor, force_change, log_of
+from tests.peers import Receiver, Worker, until
 
 SAMPLE_CNPJ = "57815224000179"
 BASE = "/v1/me/monitoramentos"

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import MakeKey, Server
-from tests.monitoring.conftest import Receiver, Worker, age_baselines, create_monitor, until
+from tests.monitoring.conftest import age_baselines, create_monitor
+from tests.peers import Receiver, Worker, until
 
 SAMPLE_CNPJ = "57815224000179"
 TIMEOUT = 5.0

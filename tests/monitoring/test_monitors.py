@@ -10,7 +10,8 @@ import psycopg
 import pytest
 
 from tests.conftest import MakeKey, Server, serving
-from tests.monitoring.conftest import Receiver, create_monitor
+from tests.monitoring.conftest import create_monitor
+from tests.peers import Receiver
 
 SAMPLE_CNPJ = "57815224000179"
 BASE = "/v1/me/monitoramentos"

@@ -12,14 +12,8 @@ import psycopg
 import pytest
 
 from tests.conftest import ROOT, MakeKey, Server
-from tests.monitoring.conftest import (
-    Receiver,
-    Worker,
-    age_baselines,
-    create_monitor,
-    force_change,
-    until,
-)
+from tests.monitoring.conftest import age_baselines, create_monitor, force_change
+from tests.peers import Receiver, Worker, until
 
 SAMPLE_CNPJ = "57815224000179"
 

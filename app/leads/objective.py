@@ -1,0 +1,148 @@
+"""A commercial objective in plain words, read as lead filters: the segments it targets, the
+states it names and the company size it implies.
+
+"Vendo software de contabilidade para pequenos restaurantes no Paraná" reads as: segment
+`restaurantes` (what follows the last "para" is who buys), UF `PR`, porte micro and small.
+Rules, in order (all deterministic, no model):
+1. Segments named after the last "para" (or "pra") are the target.
+2. Otherwise, what is sold (an objective of the vocabulary) gives the segments that buy it.
+3. Otherwise, any segment named anywhere.
+4. Otherwise nothing: the caller falls back to the CNAE catalog with the words left over.
+States: a state's name after "no", "na", "em", "do", "da" or "de" ("no Paraná"), or its
+abbreviation written in capitals ("PR"). Size: "pequeno(s)/pequena(s)" -> ME and EPP,
+"micro..." -> ME, "médio(s)/grande(s)" -> Demais.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import msgspec
+
+from app.domain import codes
+from app.domain.text import tokens
+from app.leads.vocabulary import key, stem, vocabulary
+
+LOCATIVES = frozenset({"no", "na", "em", "do", "da", "de", "nos", "nas", "dos", "das"})
+STOPWORDS = frozenset(
+    """a o as os um uma uns umas de da do das dos e em no na nos nas para pra por com sem que
+    eu nos meu minha meus minhas seu sua vendo vender venda vendas quero queremos ofereco
+    oferecer oferecemos ofertar prestar presto prestamos atender atendo atendemos prospectar
+    encontrar achar clientes cliente empresa empresas negocio negocios lead leads b2b setor
+    segmento area regiao todo toda todos todas brasil""".split()
+)
+_STATES = {key(name): uf for uf, name in codes.UF_NOMES.items()}
+_LONGEST_STATE = max(len(k) for k in _STATES)
+_SIGLA = re.compile(r"\b[A-Z]{2}\b")
+
+
+class Leitura(msgspec.Struct, kw_only=True):
+    """What an objective says, in filters."""
+
+    segmentos: list[str]
+    """Segment slugs of the vocabulary, in the order the objective names them."""
+    regra: str | None
+    """Which rule found them: `publico` (after "para"), `objetivo` (what is sold),
+    `mencao` (named anywhere), None (none found)."""
+    ufs: list[str]
+    portes: list[str]
+    resto: str
+    """The words no rule used (without stopwords): what the CNAE catalog is asked about when
+    no segment was found."""
+
+
+def _scan(
+    words: list[str], table: dict[tuple[str, ...], str] | dict[tuple[str, ...], int], longest: int
+) -> list[tuple[int, int, str | int]]:
+    """Greedy longest matches of `table`'s keys in `words`: (start, end, value)."""
+    found: list[tuple[int, int, str | int]] = []
+    start = 0
+    while start < len(words):
+        for size in range(min(longest, len(words) - start), 0, -1):
+            value = table.get(tuple(words[start : start + size]))
+            if value is not None:
+                found.append((start, start + size, value))
+                start += size
+                break
+        else:
+            start += 1
+    return found
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _states(raw: str, words: list[str]) -> tuple[list[str], set[int]]:
+    """UFs named in the text and the positions of the words that named them."""
+    found: list[str] = []
+    used: set[int] = set()
+    for start in range(1, len(words)):
+        if words[start - 1] not in LOCATIVES:
+            continue
+        for size in range(min(_LONGEST_STATE, len(words) - start), 0, -1):
+            uf = _STATES.get(tuple(words[start : start + size]))
+            if uf is not None:
+                found.append(uf)
+                used.update(range(start - 1, start + size))
+                break
+    siglas = [sigla for sigla in _SIGLA.findall(raw) if sigla in codes.UF_NOMES]
+    found.extend(siglas)
+    lowered = {sigla.lower() for sigla in siglas}
+    used.update(i for i, word in enumerate(words) if word in lowered)
+    return _unique(found), used
+
+
+def _portes(words: list[str]) -> list[str]:
+    found: list[str] = []
+    for word in words:
+        if word.startswith("pequen"):
+            found += ["01", "03"]
+        elif word.startswith("micro"):
+            found.append("01")
+        elif word.startswith(("medi", "grand")):
+            found.append("05")
+    return sorted(set(found))
+
+
+def read(objetivo: str) -> Leitura:
+    """The filters an objective implies (see the module's rules)."""
+    raw_words = tokens(objetivo)
+    words = [stem(word) for word in raw_words]
+    ufs, used = _states(objetivo, raw_words)
+    free = [word if index not in used else "" for index, word in enumerate(words)]
+    target = [i for i, w in enumerate(raw_words) if w in ("para", "pra") and i not in used]
+    cut = target[-1] + 1 if target else 0
+    vocab = vocabulary()
+    segments: list[str] = []
+    rule: str | None = None
+    consumed: set[int] = set()
+    if cut:
+        matches = _scan(free[cut:], vocab.termos_segmento, vocab.maior_termo)
+        segments = [str(value) for _, _, value in matches]
+        consumed = {cut + i for s, e, _ in matches for i in range(s, e)}
+        rule = "publico" if segments else None
+    if not segments:
+        matches = _scan(free, vocab.termos_objetivo, vocab.maior_termo)
+        segments = [s for _, _, index in matches for s in vocab.objetivos[int(index)].segmentos]
+        consumed = {i for s, e, _ in matches for i in range(s, e)}
+        rule = "objetivo" if segments else None
+    if not segments:
+        matches = _scan(free, vocab.termos_segmento, vocab.maior_termo)
+        segments = [str(value) for _, _, value in matches]
+        consumed = {i for s, e, _ in matches for i in range(s, e)}
+        rule = "mencao" if segments else None
+    rest = [
+        raw_words[i]
+        for i, word in enumerate(free)
+        if word and i not in consumed and raw_words[i] not in STOPWORDS
+        and not raw_words[i].startswith(("pequen", "micro", "medi", "grand"))
+    ]  # fmt: skip
+    return Leitura(
+        segmentos=_unique(segments),
+        regra=rule,
+        ufs=ufs,
+        portes=_portes(raw_words),
+        resto=" ".join(rest),
+    )

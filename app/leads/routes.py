@@ -1,0 +1,198 @@
+"""`/v1/leads/...` and `/v1/me/lotes`: the REST twins of the lead tools. Unprefixed aliases
+as everywhere else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+from litestar.response import File
+
+from app.auth.guards import identity
+from app.context import Backends
+from app.leads import lots
+from app.leads import service as leads
+from app.lib.body import from_query
+from app.lib.operations import meter
+from app.lib.rest import query_route
+
+TAGS = ["Leads"]
+_FILTERS = (
+    " Filters: `objetivo`, `segmento`, `cnae` (comma-separated codes), `cnae_grupo`, `uf`, "
+    "`cidade`, `porte`, `situacao` (default `ativa`), `com_email`/`exigir_email`, "
+    "`com_telefone`/`exigir_telefone`, `filtro` (named: `sem_email`, `matriz`, `sem_mei`...), "
+    "`matriz`, `simples`, `mei`, `capital_min`, `capital_max`, `abertura_de`, `abertura_ate`, "
+    "`incluir_secundarias`. Unknown or invalid filters are 400s naming them."
+)
+
+
+def _both(path: str) -> list[str]:
+    return [f"/v1{path}", path]
+
+
+plan = query_route(
+    _both("/leads/plano"),
+    name="leads_plan",
+    operation=leads.PLANEJAR,
+    input=leads.PlanejaLeads,
+    output=leads.PlanoLeads,
+    run=leads.planejar,
+    summary="Plan a lead list",
+    description=(
+        "Segments found for the objective or segment, the filters applied, the count, what to "
+        "relax when there are fewer than `quantidade_desejada`, and the next calls with "
+        "explicit arguments. Twin of `planejar_leads_quentes`." + _FILTERS
+    ),
+    tags=TAGS,
+)
+count = query_route(
+    _both("/leads/contagem"),
+    name="leads_count",
+    operation=leads.CONTAR,
+    input=leads.ContaLeads,
+    output=leads.ContagemLeads,
+    run=leads.contar,
+    summary="Count leads",
+    description=(
+        "The exact count for the filters, with e-mail, with phone, by UF and by porte. Twin of "
+        "`contar_leads_quentes`." + _FILTERS
+    ),
+    tags=TAGS,
+)
+preview = query_route(
+    _both("/leads/previa"),
+    name="leads_preview",
+    operation=leads.PREVER,
+    input=leads.PreveLeads,
+    output=leads.Previa,
+    run=leads.prever,
+    summary="Preview leads (contacts masked)",
+    description=(
+        "The best `limit` leads (at most 10) with score and reasons; e-mails show their first "
+        "letter and domain, phones their DDD and last two digits. Twin of "
+        "`prever_leads_quentes`." + _FILTERS
+    ),
+    tags=TAGS,
+)
+ranked = query_route(
+    _both("/leads"),
+    name="leads_ranked",
+    operation=leads.GERAR,
+    input=leads.GeraLeads,
+    output=leads.PaginaLeads,
+    run=leads.gerar,
+    summary="Ranked leads",
+    description=(
+        "Leads by score then CNPJ, contacts in full, in cursor pages (`limit` up to 100). "
+        "Files and free exports hold the same rows in the same order. Twin of "
+        "`gerar_leads_quentes`." + _FILTERS
+    ),
+    tags=TAGS,
+)
+prospect = query_route(
+    _both("/leads/prospeccao"),
+    name="leads_prospect",
+    operation=leads.PROSPECTAR,
+    input=leads.ProspectaEmpresas,
+    output=leads.Prospeccao,
+    run=leads.prospectar,
+    summary="Objective to plan, sample and next steps",
+    description="One call: the plan, a masked sample and the next steps. Twin of "
+    "`prospectar_empresas_com_ia`." + _FILTERS,
+    tags=TAGS,
+)
+
+
+@post(
+    _both("/leads/exportacao"),
+    summary="Free export (small CSV)",
+    description=(
+        "JSON body: the filters, `quantidade` (at most 50) and an optional `fingerprint`. The "
+        "best leads as CSV text (`;`-separated) in the answer. 3 a day per account and per "
+        "fingerprint (Brasília's day): 429 with `Retry-After` until midnight when used up. "
+        "Twin of `exportar_leads_gratis`."
+    ),
+    status_code=200,
+    tags=TAGS,
+)
+async def free_export(
+    request: Request[Any, Any, Any],
+    data: JSONBody[lots.ExportaGratis],
+    backends: NamedDependency[Backends],
+) -> lots.ExportacaoGratis:
+    await meter(request, lots.EXPORTAR_GRATIS)
+    return await lots.exportar_gratis(backends, identity(request), data)
+
+
+LOTS = ["/v1/me/lotes", "/me/lotes"]
+
+
+@post(
+    LOTS,
+    summary="Create a lead lot",
+    description=(
+        "JSON body: the filters, `quantidade` (up to 100,000; PDF up to 10,000), `formato` "
+        "(`csv`, `xlsx`, `pdf`), `confirmar_lgpd` and `uso_responsavel` (both must be true), "
+        "and an optional `webhook_url` for the signed `lote.concluido` / `lote.falhou` events. "
+        "201 with the lot (`pendente`) and the webhook signing secret, shown once. 400 without "
+        "the LGPD confirmation or for filters matching nothing; 403 when the plan has no lots "
+        "or the month's allowance has no room. Twin of `criar_lote_leads`."
+    ),
+    tags=TAGS,
+)
+async def create_lot(
+    request: Request[Any, Any, Any],
+    data: JSONBody[lots.NovoLote],
+    backends: NamedDependency[Backends],
+) -> lots.LoteCriado:
+    await meter(request, lots.CRIAR_LOTE)
+    return await lots.criar(backends, identity(request), data)
+
+
+@get(
+    LOTS,
+    summary="My lots",
+    description="Newest first, cursor pages (`limit` 20, at most 100).",
+    opt={"query": tuple(lots.ListaLotes.__struct_fields__)},
+    tags=TAGS,
+)
+async def list_lots(
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
+) -> lots.PaginaLotes:
+    return await lots.listar(backends, identity(request), from_query(request, lots.ListaLotes))
+
+
+@get(
+    [f"{path}/{{lote_id:int}}" for path in LOTS],
+    summary="One lot",
+    description="Its state, rows, size, download address and expiry. Twin of "
+    "`consultar_lote_leads`.",
+    tags=TAGS,
+)
+async def get_lot(
+    request: Request[Any, Any, Any], lote_id: FromPath[int], backends: NamedDependency[Backends]
+) -> lots.Lote:
+    await meter(request, lots.CONSULTAR_LOTE)
+    return await lots.consultar(backends, identity(request), lots.ConsultaLote(id=lote_id))
+
+
+@get(
+    [f"{path}/{{lote_id:int}}/arquivo" for path in LOTS],
+    summary="Download a lot's file",
+    description=(
+        "The file of a finished lot, to its owner only (404 for any other key), until "
+        "`expira_em` (410 after). 409 while it is being made or when it failed."
+    ),
+    tags=TAGS,
+)
+async def download_lot(
+    request: Request[Any, Any, Any], lote_id: FromPath[int], backends: NamedDependency[Backends]
+) -> File:
+    path, name, media_type = await lots.arquivo(backends, identity(request), lote_id)
+    return File(path=path, filename=name, media_type=media_type)
+
+
+ROUTES = [plan, count, preview, ranked, prospect, free_export, create_lot, list_lots, get_lot,
+          download_lot]  # fmt: skip

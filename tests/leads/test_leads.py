@@ -1,0 +1,194 @@
+"""Counts, ranking, reasons, previews and bad input of the lead routes, against the oracle of
+`tests.leads.release`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import Issued, Server
+from tests.leads.conftest import get, ok
+from tests.leads.release import LEADS, RESTAURANT, ranked
+
+pytestmark = pytest.mark.usefixtures("leads_server")
+
+
+def _restaurants(uf: str | None = None, primary_only: bool = False) -> list[Any]:
+    return [
+        lead for lead in LEADS
+        if lead.active and (uf is None or lead.uf == uf)
+        and (lead.cnae == RESTAURANT or (not primary_only and lead.secondary == RESTAURANT))
+    ]  # fmt: skip
+
+
+def _all_pages(server: Server, key: Issued, **params: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = ok(
+            get(
+                server,
+                key,
+                "/v1/leads",
+                limit=100,
+                **params,
+                **({"cursor": cursor} if cursor else {}),
+            )
+        )
+        found += page["data"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            return found
+
+
+def test_count_is_exact_by_uf_and_porte(leads_server: Server, paid_key: Issued) -> None:
+    counted = ok(get(leads_server, paid_key, "/v1/leads/contagem", cnae=RESTAURANT, uf="PR"))
+    expected = _restaurants("PR")
+    assert counted["total"] == len(expected) > 50
+    assert counted["com_email"] == sum(lead.has_email for lead in expected)
+    assert counted["com_telefone"] == sum(lead.has_phone for lead in expected)
+    assert {row["codigo"]: row["total"] for row in counted["por_uf"]} == {"PR": len(expected)}
+    by_porte = {row["codigo"]: row["total"] for row in counted["por_porte"]}
+    for code in ("01", "03", "05", "00"):
+        assert by_porte.get(code, 0) == sum(lead.porte == code for lead in expected)
+    with_email = ok(get(leads_server, paid_key, "/v1/leads/contagem", cnae=RESTAURANT, uf="PR",
+                        exigir_email="true"))  # fmt: skip
+    assert with_email["total"] == counted["com_email"]
+    without = ok(get(leads_server, paid_key, "/v1/leads/contagem", cnae=RESTAURANT, uf="PR",
+                     filtro="sem_email"))  # fmt: skip
+    assert without["total"] == len(expected) - counted["com_email"]
+
+
+def test_ranking_scores_and_reasons_follow_the_documented_table(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    leads = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="SP,RJ")
+    expected = ranked(
+        [lead for lead in _restaurants() if lead.uf in ("SP", "RJ")], activity=RESTAURANT
+    )
+    assert [(lead["score"], lead["empresa"]["cnpj"]) for lead in leads] == expected
+    for lead in leads:
+        reasons = lead["motivo"]
+        assert lead["score"] == sum(item["pontos"] for item in reasons)
+        assert {item["componente"] for item in reasons} == {
+            "situacao", "email", "telefone", "atividade", "porte", "capital", "idade", "matriz",
+            "regime",
+        }  # fmt: skip
+        assert sum(item["maximo"] for item in reasons) == 100
+        assert all(0 <= item["pontos"] <= item["maximo"] for item in reasons)
+        assert "LGPD" in lead["uso_responsavel"]
+        assert "opt-out" in lead["uso_responsavel"]
+        assert lead["filtros_aplicados"]["cnaes"] == [RESTAURANT]
+    secondary = [lead for lead in leads if next(
+        m for m in lead["motivo"] if m["componente"] == "atividade")["pontos"] == 5]  # fmt: skip
+    assert secondary, "companies with the activity only as secondary are listed, lower"
+
+
+def test_primary_only_and_regime_filter(leads_server: Server, paid_key: Issued) -> None:
+    leads = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR",
+                       incluir_secundarias="false")  # fmt: skip
+    assert [(lead["score"], lead["empresa"]["cnpj"]) for lead in leads] == ranked(
+        _restaurants("PR", primary_only=True), activity=RESTAURANT
+    )
+    meis = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR", mei="true")
+    expected = [lead for lead in _restaurants("PR") if lead.mei]
+    assert [(lead["score"], lead["empresa"]["cnpj"]) for lead in meis] == ranked(
+        expected, activity=RESTAURANT, regime_asked=True
+    )
+
+
+def test_preview_masks_contacts_that_pages_give_in_full(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    params = {"cnae": RESTAURANT, "uf": "PR", "com_email": "true", "com_telefone": "true"}
+    preview = ok(get(leads_server, paid_key, "/v1/leads/previa", limit=5, **params))
+    full = ok(get(leads_server, paid_key, "/v1/leads", limit=5, **params))
+    assert preview["contatos_mascarados"] is True
+    assert [lead["empresa"]["cnpj"] for lead in preview["data"]] == [
+        lead["empresa"]["cnpj"] for lead in full["data"]
+    ]
+    for shown, whole in zip(preview["data"], full["data"], strict=True):
+        email = whole["contatos"]["emails"][0]
+        assert email not in str(shown)
+        assert shown["contatos"]["emails"][0] == email[0] + "***@" + email.split("@")[1]
+        phone = whole["contatos"]["telefones"][0]
+        masked = shown["contatos"]["telefones"][0]
+        assert masked["ddd"] == phone["ddd"]
+        assert masked["numero"].endswith(phone["numero"][-2:])
+        assert phone["numero"] not in str(shown)
+        assert shown["score"] == whole["score"]
+        assert shown["motivo"] == whole["motivo"]
+
+
+def test_plan_relaxes_and_its_next_calls_run(leads_server: Server, paid_key: Issued) -> None:
+    plan = ok(get(leads_server, paid_key, "/v1/leads/plano", segmento="restaurantes", uf="PR",
+                  exigir_email="true", exigir_telefone="true",
+                  quantidade_desejada=100000))  # fmt: skip
+    assert plan["suficiente"] is False
+    changes = {item["mudanca"]: item for item in plan["relaxar"]}
+    assert {"não exigir e-mail", "não exigir telefone", "o Brasil todo"} <= set(changes)
+    for item in plan["relaxar"]:
+        counted = ok(get(leads_server, paid_key, "/v1/leads/contagem", **item["argumentos"]))
+        assert counted["total"] == item["total"] >= plan["total"]
+    calls = {call["ferramenta"]: call["argumentos"] for call in plan["proximas_chamadas"]}
+    assert set(calls) == {"contar_leads_quentes", "prever_leads_quentes", "gerar_leads_quentes",
+                          "exportar_leads_gratis", "criar_lote_leads"}  # fmt: skip
+    assert calls["criar_lote_leads"]["confirmar_lgpd"] is True
+    counted = ok(get(leads_server, paid_key, "/v1/leads/contagem", **calls["contar_leads_quentes"]))
+    assert counted["total"] == plan["total"]
+
+
+def test_objective_in_words(leads_server: Server, paid_key: Issued) -> None:
+    objetivo = "Vendo cardápio digital para pequenos restaurantes no Paraná"
+    plan = ok(get(leads_server, paid_key, "/v1/leads/plano", objetivo=objetivo))
+    slugs = [segment["segmento"] for segment in plan["segmentos"]]
+    assert "restaurantes" in slugs
+    assert plan["argumentos"]["uf"] == "PR"
+    assert plan["argumentos"]["porte"] == "01,03"
+    expected = [lead for lead in LEADS if lead.active and lead.uf == "PR"
+                and lead.porte in ("01", "03")]  # fmt: skip
+    codes = plan["filtros_aplicados"]["cnaes"]
+    matching = [lead for lead in expected
+                if any(lead.cnae.startswith(c) or (lead.secondary and lead.secondary.startswith(c))
+                       for c in codes)]  # fmt: skip
+    assert plan["total"] == len(matching) > 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"cnae": RESTAURANT, "bogus": "1"}, "bogus"),
+        ({"cnae": "56112011"}, "cnae"),
+        ({"cnae": RESTAURANT, "filtro": "sem_cnpj"}, "filtro"),
+        ({"cnae": RESTAURANT, "com_email": "true", "exigir_email": "false"}, "exigir_email"),
+        ({"cnae": RESTAURANT, "filtro": "sem_email", "com_email": "true"}, "com_email"),
+        ({"cnae": RESTAURANT, "uf": "XX"}, "uf"),
+        ({"cnae_grupo": "5"}, "cnae_grupo"),
+        ({"situacao": "ativa"}, None),
+        ({"objetivo": "quero vender coisas"}, "objetivo"),
+        ({"cnae": RESTAURANT, "capital_min": "-1"}, "capital_min"),
+        ({"cnae": "x" * 500}, "cnae"),
+    ],
+)
+def test_bad_filters_are_400s_naming_the_field(
+    leads_server: Server, paid_key: Issued, params: dict[str, str], field: str | None
+) -> None:
+    response = get(leads_server, paid_key, "/v1/leads/contagem", **params)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    assert body["message"]
+    if field is not None:
+        assert field in str(body), body
+
+
+def test_preview_and_page_limits(leads_server: Server, paid_key: Issued) -> None:
+    assert (
+        get(leads_server, paid_key, "/v1/leads/previa", cnae=RESTAURANT, limit=11).status_code
+        == 400
+    )
+    assert get(leads_server, paid_key, "/v1/leads", cnae=RESTAURANT, limit=101).status_code == 400
+    response = get(leads_server, paid_key, "/v1/leads", cnae=RESTAURANT, cursor="x.y")
+    assert response.status_code == 400
+    assert "cursor" in response.text
