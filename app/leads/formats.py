@@ -199,7 +199,13 @@ class PdfWriter(Writer):
 
     def __init__(self, path: Path, title: str, footer: str) -> None:
         self._font, self._bold = _register_fonts()
-        self._canvas = canvas.Canvas(str(path), pagesize=landscape(A4), pageCompression=1)
+        self._canvas = canvas.Canvas(
+            str(path),
+            pagesize=landscape(A4),
+            pageCompression=1,
+            initialFontName=self._font,  # type: ignore[arg-type]  # the stubs say float
+            initialFontSize=self.SIZE,
+        )
         self._canvas.setTitle(title)
         self._width, self._height = landscape(A4)
         self._title = title

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from mcp.types import TextContent
 
 from tests.conftest import Issued, MakeKey, Server
 from tests.leads.release import RESTAURANT
@@ -19,10 +20,16 @@ from tests.mcp.conftest import session
 from tests.peers import Worker
 
 
+def _text(result: Any) -> str:
+    content = result.content[0]
+    assert isinstance(content, TextContent)
+    return content.text
+
+
 def _data(result: Any) -> dict[str, Any]:
     assert result.is_error is False, result.content
     found: dict[str, Any] = result.structured_content
-    assert json.loads(result.content[0].text) == found
+    assert json.loads(_text(result)) == found
     return found
 
 
@@ -51,7 +58,7 @@ def test_agent_plans_counts_previews_and_downloads_a_lot(
             )
             refused = await client.call_tool("criar_lote_leads", {**arguments, "quantidade": 20})
             assert refused.is_error is True
-            assert "confirmar_lgpd" in refused.content[0].text
+            assert "confirmar_lgpd" in _text(refused)
             created = _data(await client.call_tool("criar_lote_leads", {
                 **arguments, "quantidade": 20, "formato": "csv", "confirmar_lgpd": True,
                 "uso_responsavel": True,
@@ -92,6 +99,6 @@ def test_agent_on_a_free_plan_is_told_to_use_the_free_export(
 
     result = asyncio.run(scenario())
     assert result.is_error is True
-    text = result.content[0].text
+    text = _text(result)
     assert "criar_lote_leads" in text
     assert "exportar_leads_gratis" in text

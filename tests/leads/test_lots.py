@@ -4,20 +4,23 @@ formula, the signed status webhook, ownership, expiry, and a worker killed mid-l
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openpyxl
+import procrastinate
 import psycopg
 import pytest
 from pypdf import PdfReader
 
 from tests.conftest import Issued, MakeKey, Server
-from tests.leads.conftest import SMALL_PLAN, get, ok, wait_lot
+from tests.leads.conftest import SMALL_PLAN, get, lot_state, ok, wait_lot
 from tests.leads.release import FORMULAS, LEADS, RESTAURANT
 from tests.peers import Receiver, Worker, until
 
@@ -34,7 +37,7 @@ def ranked_cnpjs(server: Server, key: Issued, count: int) -> list[str]:
     found: list[str] = []
     cursor = None
     while len(found) < count:
-        more = {"cursor": cursor} if cursor else {}
+        more: dict[str, str] = {"cursor": cursor} if cursor else {}
         page = ok(get(server, key, "/v1/leads", limit=100, **FILTERS, **more))
         found += [lead["empresa"]["cnpj"] for lead in page["data"]]
         cursor = page["next_cursor"]
@@ -175,17 +178,12 @@ def test_lot_files_hold_the_ranked_rows(
         assert positions == sorted(positions), "rows in ranking order"
         assert "SÃO JOÃO" in text
         assert "CONCEIÇÃO" in text
-        fonts = {
-            str(font["/BaseFont"])
-            for page in reader.pages[:1]
-            for font in page["/Resources"]["/Font"].values()
-        }
-        assert any("DejaVu" in font for font in fonts)
-        assert all(
-            "/FontFile2" in font.get_object()["/DescendantFonts"][0].get_object()["/FontDescriptor"]
-            for font in reader.pages[0]["/Resources"]["/Font"].values()
-            if "/DescendantFonts" in font.get_object()
-        )
+        resources: Any = reader.pages[0]["/Resources"]
+        fonts = [font.get_object() for font in resources["/Font"].values()]
+        assert any("DejaVu" in str(font["/BaseFont"]) for font in fonts)
+        descriptors = [font["/FontDescriptor"].get_object() for font in fonts]
+        assert descriptors
+        assert all("/FontFile2" in item for item in descriptors), "every font is embedded"
     event = receiver.wait(hook, 1)[0]
     assert event.verified is True
     assert event.event["type"] == "lote.concluido"
@@ -194,9 +192,22 @@ def test_lot_files_hold_the_ranked_rows(
     until(lambda: wait_lot(leads_server, paid_key, lote["id"])["webhook_estado"] == "entregue")
 
 
+async def _run_expiry(database: str) -> None:
+    """Defers the periodic expiry job now (it runs every ten minutes) for the worker to run."""
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=database))
+    async with app.open_async():
+        await app.configure_task("expirar_lotes", queue="manutencao").defer_async(timestamp=0)
+
+
 def test_lot_file_is_its_owners_only_and_expires(
-    leads_server: Server, paid_key: Issued, make_key: MakeKey, worker: Worker, database: str
+    leads_server: Server,
+    paid_key: Issued,
+    make_key: MakeKey,
+    worker: Worker,
+    database: str,
+    lots_dir: Path,
 ) -> None:
+    ok(post(leads_server, paid_key, "/v1/me/lotes", {**FILTERS, "quantidade": 3, **LGPD}))
     created = ok(post(leads_server, paid_key, "/v1/me/lotes", {**FILTERS, "quantidade": 5, **LGPD}))
     lote = wait_lot(leads_server, paid_key, created["lote"]["id"])
     stranger = make_key("teste-leads")
@@ -211,6 +222,10 @@ def test_lot_file_is_its_owners_only_and_expires(
     with psycopg.connect(database) as conn:
         conn.execute("UPDATE lotes SET expira_em = now() - interval '1 second' WHERE id = %s",
                      (lote["id"],))  # fmt: skip
+    assert download(leads_server, paid_key, lote["id"]).status_code == 410
+    asyncio.run(_run_expiry(database))
+    until(lambda: lot_state(leads_server, paid_key, lote["id"])["estado"] == "expirado")
+    assert not (lots_dir / f"lote-{lote['id']}.csv").exists()
     assert download(leads_server, paid_key, lote["id"]).status_code == 410
     assert get(leads_server, paid_key, "/v1/me/lotes/99999999999").status_code == 404
     assert get(leads_server, paid_key, "/v1/me/lotes/999999999999999999999").status_code in (
