@@ -22,7 +22,7 @@ import msgspec
 
 from app.domain import codes
 from app.domain.text import tokens
-from app.leads.vocabulary import key, stem, vocabulary
+from app.leads.vocabulary import stem, vocabulary
 
 LOCATIVES = frozenset({"no", "na", "em", "do", "da", "de", "nos", "nas", "dos", "das"})
 STOPWORDS = frozenset(
@@ -32,7 +32,9 @@ STOPWORDS = frozenset(
     encontrar achar clientes cliente empresa empresas negocio negocios lead leads b2b setor
     segmento area regiao todo toda todos todas brasil""".split()
 )
-_STATES = {key(name): uf for uf, name in codes.UF_NOMES.items()}
+# Raw folded tokens, as `_states` compares them: stemmed keys never matched "Goiás" ("goia"),
+# "Minas Gerais", "Alagoas", "Amazonas" or "Tocantins".
+_STATES = {tuple(tokens(name)): uf for uf, name in codes.UF_NOMES.items()}
 _LONGEST_STATE = max(len(k) for k in _STATES)
 _SIGLA = re.compile(r"\b[A-Z]{2}\b")
 
@@ -94,16 +96,23 @@ def _states(raw: str, words: list[str]) -> tuple[list[str], set[int]]:
     return _unique(found), used
 
 
+_MEDIUM_LARGE = frozenset({"medio", "media", "medios", "medias", "grande", "grandes"})
+
+
+def _porte(word: str) -> list[str]:
+    """The portes a size word implies; whole words, so that "medicamentos", "médicos" or
+    "microfones" imply none."""
+    if word.startswith("pequen"):
+        return ["01", "03"]
+    if word in ("micro", "micros") or word.startswith("microempre"):
+        return ["01"]
+    if word in _MEDIUM_LARGE:
+        return ["05"]
+    return []
+
+
 def _portes(words: list[str]) -> list[str]:
-    found: list[str] = []
-    for word in words:
-        if word.startswith("pequen"):
-            found += ["01", "03"]
-        elif word.startswith("micro"):
-            found.append("01")
-        elif word.startswith(("medi", "grand")):
-            found.append("05")
-    return sorted(set(found))
+    return sorted({porte for word in words for porte in _porte(word)})
 
 
 def read(objetivo: str) -> Leitura:
@@ -137,7 +146,7 @@ def read(objetivo: str) -> Leitura:
         raw_words[i]
         for i, word in enumerate(free)
         if word and i not in consumed and raw_words[i] not in STOPWORDS
-        and not raw_words[i].startswith(("pequen", "micro", "medi", "grand"))
+        and not _porte(raw_words[i])
     ]  # fmt: skip
     return Leitura(
         segmentos=_unique(segments),

@@ -17,6 +17,7 @@ import msgspec
 import procrastinate
 from elasticsearch import NotFoundError
 from procrastinate import JobContext, RetryDecision
+from procrastinate.exceptions import ConnectorException
 from procrastinate.jobs import Job
 from procrastinate.retry import BaseRetryStrategy
 
@@ -123,9 +124,14 @@ async def recuperar_travados(context: JobContext, timestamp: int) -> None:
     stalled = await manager.get_stalled_jobs(
         seconds_since_heartbeat=backends.settings.worker_stalled_after
     )
-    for job in stalled:
+    for job in {job.id: job for job in stalled}.values():
         log.warning("job %s (%s) of a stalled worker: running it again", job.id, job.task_name)
-        await manager.retry_job(job)
+        try:
+            await manager.retry_job(job)
+        except ConnectorException:
+            # Another worker's recovery (or the job's own end) got there first: the queue
+            # refuses to retry a job that is no longer `doing`, which is what was wanted.
+            log.info("job %s was already taken care of", job.id)
 
 
 @queue.periodic(cron="17 * * * *", periodic_id="limpar")
