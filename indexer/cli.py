@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -12,18 +14,22 @@ from elasticsearch import ApiError, TransportError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     ProgressColumn,
     Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TransferSpeedColumn,
 )
 from rich.progress import Progress as Bar
 from rich.table import Table
 from rich.text import Text
 
+from indexer import download as fetching
 from indexer import elastic
+from indexer import update as updating
 from indexer.load import LoadReport, Options, Progress, run
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
@@ -151,8 +157,14 @@ def load(
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
     bad_rows: Annotated[Path | None, typer.Option(help="CSV of every bad row.")] = None,
     workdir: Annotated[Path | None, typer.Option(help="Staging folder (disk).")] = None,
+    month: Annotated[
+        str | None, typer.Option(help="The release's month, YYYY-MM (kept in the index).")
+    ] = None,
 ) -> None:
     """Load a monthly release into a new index and make it live."""
+    if month is not None and not fetching.MONTH.match(month):
+        console.print(f"--month: YYYY-MM, not {month!r}", markup=False)
+        raise typer.Exit(2)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
         url=url,
@@ -168,6 +180,7 @@ def load(
         swap=swap,
         workdir=workdir,
         bad_rows_file=bad_rows or STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
+        month=month,
     )
     es = elastic.connect(url)
     try:
@@ -219,6 +232,139 @@ def drop(
     es = elastic.connect(url)
     for name in elastic.drop_old(es, alias, keep):
         console.print(f"deleted {name}", markup=False)
+
+
+SourceUrl = Annotated[
+    str, typer.Option("--source", envvar="RECEITA_URL", help="Receita's folder of releases.")
+]
+Folder = Annotated[Path, typer.Argument(help="Where months are kept (one folder each).")]
+Parallel = Annotated[int, typer.Option(min=1, max=16, help="Files fetched at once.")]
+
+
+class _Transfer:
+    """A progress bar of bytes and files for a download (plain lines when not a terminal)."""
+
+    def __init__(self, bar: Bar) -> None:
+        self.bar = bar
+        self.task: TaskID | None = None
+
+    def __call__(self, report: fetching.Report, stats: fetching.Stats, total: int) -> None:
+        self.task = self.bar.add_task(f"{report.month}: {report.files} files", total=total or None)
+
+        def moved(count: int) -> None:
+            if self.task is not None:
+                self.bar.update(
+                    self.task, advance=count,
+                    description=f"{report.month}: {stats.done}/{report.files} files",
+                )  # fmt: skip
+
+        stats.on_bytes = moved
+
+
+def _transfer_bar() -> Bar:
+    return Bar(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        TimeElapsedColumn(), console=console, transient=False,
+    )  # fmt: skip
+
+
+def _print_download(report: fetching.Report) -> None:
+    done = report.as_dict()
+    console.print(
+        f"{report.month}: {len(report.downloaded)} fetched, {len(report.skipped)} already "
+        f"complete, {len(report.rejected)} rejected; {report.bytes_fetched:,} bytes in "
+        f"{report.seconds:.1f} s ({done['bytes_per_second'] / 2**20:.1f} MiB/s) into "
+        f"{report.folder}",
+        markup=False,
+    )
+    for name, reason in sorted(report.rejected.items()):
+        console.print(f"rejected {name}: {reason}", markup=False)
+
+
+@app.command()
+def download(
+    directory: Folder,
+    month: Annotated[str | None, typer.Option(help="YYYY-MM (default: the newest).")] = None,
+    source: SourceUrl = fetching.SOURCE,
+    parallel: Parallel = 4,
+    report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+) -> None:
+    """Download a month of Receita's release (the newest by default), resumable and verified;
+    exit 1 when a file was rejected, 2 when the source cannot be read."""
+    if month is not None and not fetching.MONTH.match(month):
+        console.print(f"--month: YYYY-MM, not {month!r}", markup=False)
+        raise typer.Exit(2)
+    try:
+        with _transfer_bar() as bar:
+            result = asyncio.run(
+                fetching.download(directory, month=month, base=source, parallel=parallel,
+                                  progress=_Transfer(bar))
+            )  # fmt: skip
+    except fetching.LayoutError as error:
+        console.print(f"download failed: {error}", markup=False)
+        raise typer.Exit(2) from error
+    _print_download(result)
+    if report:
+        report.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+def update(
+    directory: Folder = STATE / "receita",
+    source: SourceUrl = fetching.SOURCE,
+    url: ElasticsearchUrl = "http://127.0.0.1:9200",
+    alias: Alias = "empresas",
+    keep: Annotated[int, typer.Option(min=1, help="Newest releases to keep.")] = 2,
+    parallel: Parallel = 4,
+    report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+) -> None:
+    """Download the newest month if it is newer than the live release, load it, make it live
+    and drop old releases. Exit 0: the newest is live (now or already); 1: a file was rejected
+    or the load failed (the live release is untouched); 2: the source cannot be read."""
+    es = elastic.connect(url)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
+    options = Options(
+        url=url, alias=alias,
+        bad_rows_file=STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
+    )  # fmt: skip
+    try:
+        with _transfer_bar() as bar:
+            result = updating.update(
+                es, directory, options, base=source, keep=keep, parallel=parallel,
+                on_download=_Transfer(bar),
+            )  # fmt: skip
+    except fetching.LayoutError as error:
+        console.print(f"update failed: {error}", markup=False)
+        raise typer.Exit(2) from error
+    except (ApiError, TransportError) as error:
+        console.print(f"update failed: Elasticsearch at {url}: {error}", markup=False)
+        raise typer.Exit(1) from error
+    except (elastic.LoadError, ValueError) as error:
+        console.print(f"update failed: the load failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+    finally:
+        es.close()
+    if result.estado == updating.NOTHING_NEW:
+        console.print(
+            f"nothing new: the live release of {alias} is {result.live_before}, the newest at "
+            "the source", markup=False,
+        )  # fmt: skip
+    elif result.estado == updating.REJECTED:
+        console.print(f"update stopped: {result.newest} could not be downloaded whole",
+                      markup=False)  # fmt: skip
+        for name, reason in sorted((result.download or {}).get("rejected", {}).items()):
+            console.print(f"rejected {name}: {reason}", markup=False)
+    else:
+        console.print(
+            f"{result.newest} -> {result.index} ({result.documents:,} documents), "
+            f"{'live' if result.estado == updating.LOADED else 'NOT live: see the load report'}"
+            f"; dropped {', '.join(result.dropped) or 'nothing'}",
+            markup=False,
+        )
+    if report:
+        report.write_text(json.dumps(result.__dict__, indent=2, default=str) + "\n")
+    raise typer.Exit(result.exit_code)
 
 
 if __name__ == "__main__":

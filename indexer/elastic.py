@@ -55,15 +55,35 @@ def new_index_name(alias: str, now: dt.datetime | None = None) -> str:
     return f"{alias}-{stamp}"
 
 
-def create_index(es: Elasticsearch, alias: str, mapping: dict[str, Any], shards: int | None) -> str:
-    """A new empty index with bulk-friendly settings (no refresh, no replicas)."""
+def create_index(
+    es: Elasticsearch,
+    alias: str,
+    mapping: dict[str, Any],
+    shards: int | None,
+    meta: dict[str, Any] | None = None,
+) -> str:
+    """A new empty index with bulk-friendly settings (no refresh, no replicas); `meta` joins
+    the mapping's `_meta` (the release's month, for `indexer update`)."""
     name = new_index_name(alias)
     settings = json.loads(json.dumps(mapping["settings"]))
     settings["index"].update(BULK_SETTINGS)
     if shards:
         settings["index"]["number_of_shards"] = shards
-    es.indices.create(index=name, settings=settings, mappings=mapping["mappings"])
+    mappings = {**mapping["mappings"], "_meta": {**mapping["mappings"].get("_meta", {}),
+                                                  **(meta or {})}}  # fmt: skip
+    es.indices.create(index=name, settings=settings, mappings=mappings)
     return name
+
+
+def release_month(es: Elasticsearch, alias: str) -> str | None:
+    """The month (`YYYY-MM`) of the release the alias serves, when its load recorded one."""
+    targets = alias_targets(es, alias)
+    if not targets:
+        return None
+    found = es.indices.get_mapping(index=targets[-1]).body
+    meta = next(iter(found.values()))["mappings"].get("_meta", {})
+    month = meta.get("release_month")
+    return str(month) if month else None
 
 
 def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> None:

@@ -120,6 +120,9 @@ class Options:
     bad_rows_file: Path | None = None
     database_url: str | None = None
     """Where the release is recorded for the monitors (None: the `DATABASE_URL` setting)."""
+    month: str | None = None
+    """The release's month (`YYYY-MM`), kept in the index's `_meta` (`indexer update` compares
+    it with the source's newest)."""
 
 
 class Progress:
@@ -324,7 +327,8 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         establishments = staging.build()
         unmatched = staging.unmatched_registrations()
         clock.lap("stage")
-        index = elastic.create_index(es, options.alias, mapping, options.shards)
+        meta = {"release_month": options.month} if options.month else None
+        index = elastic.create_index(es, options.alias, mapping, options.shards, meta)
         report = LoadReport(
             index=index,
             alias=options.alias,

@@ -44,6 +44,7 @@ from app.domain import codes  # noqa: E402
 from app.lib.migrate import migrate  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 from indexer import elastic  # noqa: E402
+from tests.loopback import free_port  # noqa: E402
 
 ALIAS = "bench-leads"
 DATABASE = "registry_bench_leads"
@@ -116,15 +117,6 @@ def _peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _lot(client: httpx.Client, env: dict[str, str], rows: int, formato: str) -> dict[str, Any]:
     worker = subprocess.Popen(
         [str(ROOT / ".venv" / "bin" / "registry-worker")], cwd=ROOT, env=env,
@@ -193,7 +185,7 @@ def main() -> None:
             env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         key = _key(database)
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "registry-api"), "--port", str(port), "--workers", "2"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import os
 import secrets
-import socket
 import subprocess
 import tempfile
 import time
@@ -36,6 +35,7 @@ from app.lib.migrate import migrate
 from app.settings import get_settings
 from indexer import elastic
 from indexer.load import LoadReport, Options, Progress, run
+from tests.loopback import free_port
 
 pytest_plugins = ["tests.peers"]
 """Shared fixtures of peers (the webhook receiver)."""
@@ -115,14 +115,6 @@ def load(es: Elasticsearch, tmp_path_factory: pytest.TempPathFactory) -> Loader:
     return run_load
 
 
-def _free_port(host: str = "127.0.0.1") -> int:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class Issued:
     key: str
@@ -199,7 +191,7 @@ class Server:
         env: dict[str, str] | None = None,
         host: str = "127.0.0.1",
     ) -> None:
-        self.port = _free_port(host)
+        self.port = free_port(host)
         self.url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
         self.redis_prefix = f"test-{uuid.uuid4().hex[:10]}:"
         env = {

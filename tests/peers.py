@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +20,8 @@ import pytest
 from aiohttp import web
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from tests.conftest import ROOT, _free_port
+from tests.conftest import ROOT
+from tests.loopback import LoopbackApp
 
 WORKER = ROOT / ".venv" / "bin" / "registry-worker"
 FAST_RETRIES = "0.5,0.5,0.5"
@@ -50,19 +50,15 @@ class Plan:
     answers: list[tuple[int, dict[str, str], float]] = field(default_factory=list)
 
 
-class Receiver:
+class Receiver(LoopbackApp):
     """An aiohttp server in a thread: `POST /hook/<name>`, answers by plan, records all."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        super().__init__()
         self.secrets: dict[str, str] = {}
         self.plans: dict[str, Plan] = {}
         self.received: list[Received] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
+        self.start()
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/hook/{name}"
@@ -100,21 +96,8 @@ class Receiver:
             return web.Response(status=status, headers=extra, text="plan")
         return web.Response(status=200, text="ok")
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/hook/{name}", self._handle)
-        runner = web.AppRunner(app)
-        self._loop.run_until_complete(runner.setup())
-        self._loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", self.port).start())
-        self._ready.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-        self._loop.close()
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
 
 class Worker:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from app.accounts.keys import CODE_DIGITS
 from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS
-from tests.conftest import MakeKey, Server, _free_port
+from tests.conftest import MakeKey, Server
+from tests.loopback import free_port
 from tests.strategies import json_values
 
 CODE = re.compile(rf"\b(\d{{{CODE_DIGITS}}})\b")
@@ -34,7 +35,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
-        self.port = _free_port()
+        self.port = free_port()
         self.refused: set[str] = set()
         """Recipients whose messages the server refuses."""
 

@@ -15,7 +15,8 @@ from redis.asyncio import Redis
 
 from app.ratelimit.limiter import RateLimiter, account_bucket
 from app.settings import Settings, get_settings
-from tests.conftest import Issued, MakeKey, Server, _free_port, another_key
+from tests.conftest import Issued, MakeKey, Server, another_key
+from tests.loopback import free_port
 
 VALIDATE = "/v1/cnpj/validar/11222333000181"
 
@@ -114,7 +115,7 @@ def test_limit_headers_on_errors_after_the_check(api: httpx.Client) -> None:
 
 @pytest.fixture(scope="module")
 def redis_down(peer_alias: str) -> Iterator[Server]:
-    server = Server(peer_alias, workers=1, env={"REDIS_URL": f"redis://127.0.0.1:{_free_port()}/0"})
+    server = Server(peer_alias, workers=1, env={"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
     yield server
     assert "Traceback" not in server.stop()
 
@@ -133,7 +134,7 @@ def test_redis_down_fails_closed_503(redis_down: Server, make_key: MakeKey) -> N
 
 @pytest.fixture(scope="module")
 def postgres_down(peer_alias: str) -> Iterator[Server]:
-    closed = f"postgresql://registry:registry@127.0.0.1:{_free_port()}/registry"
+    closed = f"postgresql://registry:registry@127.0.0.1:{free_port()}/registry"
     server = Server(
         peer_alias,
         workers=1,
