@@ -6,11 +6,15 @@ import asyncio
 
 import typer
 from psycopg import AsyncConnection
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from app.accounts import repository, service
 from app.accounts.keys import check_secret
+from app.auth.credentials import TTL
 from app.lib.migrate import migrate
-from app.settings import get_settings
+from app.ratelimit.limiter import epoch_key
+from app.settings import Settings, get_settings
 
 app = typer.Typer(help="Administration of the CNPJ registry: migrations and keys.")
 
@@ -36,12 +40,31 @@ async def _admin_key(email: str, nome: str, rotulo: str, replace: bool) -> str:
         )  # fmt: skip
         if conta.papel != "admin":
             raise typer.BadParameter(f"{email} already has an account that is not admin")
+        revoked = 0
         if replace:
             for chave in await repository.list_keys(conn, conta.id):
                 if chave.rotulo == rotulo and chave.revogada_em is None:
                     await repository.revoke_key(conn, conta.id, chave.id)
+                    revoked += 1
         issued = await service.issue_key(conn, secret, conta.id, rotulo, [])
+    if revoked:
+        await _credentials_changed(settings)
     return issued.api_key
+
+
+async def _credentials_changed(settings: Settings) -> None:
+    """Tells the API's processes that keys were revoked (their credential caches)."""
+    redis = Redis.from_url(settings.redis_url, socket_timeout=5)
+    try:
+        await redis.incr(epoch_key(settings.redis_prefix))
+    except (RedisError, OSError):
+        typer.echo(
+            "warning: Redis did not answer; the revoked keys stop working within "
+            f"{TTL:.0f} s instead of at once",
+            err=True,
+        )
+    finally:
+        await redis.aclose()
 
 
 @app.command("create-admin-key")

@@ -80,11 +80,13 @@ async def revoke_key(
     request: Request[Any, Any, Any],
     key_id: FromPath[str],
     pool: NamedDependency[AsyncConnectionPool],
+    gate: NamedDependency[Gate],
 ) -> None:
     async with pool.connection() as conn:
         revoked = await repository.revoke_key(conn, identity(request).conta_id, key_id)
     if revoked is None:
         raise NotFoundError(KEY_NOT_FOUND)
+    await gate.credentials_changed()
 
 
 @put(
@@ -98,12 +100,14 @@ async def set_allowlist(
     key_id: FromPath[str],
     data: JSONBody[Allowlist],
     pool: NamedDependency[AsyncConnectionPool],
+    gate: NamedDependency[Gate],
 ) -> Chave:
     networks = service.parse_allowlist(data.allowlist)
     async with pool.connection() as conn:
         updated = await repository.set_allowlist(conn, identity(request).conta_id, key_id, networks)
     if updated is None:
         raise NotFoundError(KEY_NOT_FOUND)
+    await gate.credentials_changed()
     return updated
 
 

@@ -13,6 +13,7 @@ so a call is limited, metered and audited the same way whatever face it came thr
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl
 
@@ -21,6 +22,7 @@ import psycopg
 from litestar.datastructures import Headers
 from litestar.types import Scope
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from redis.exceptions import RedisError
 
 from app.accounts import keys
 from app.accounts.repository import Credencial, find_credential
@@ -28,6 +30,7 @@ from app.audit.repository import Entrada
 from app.audit.writer import AuditWriter
 from app.auth.access import ANONYMOUS_LIMIT, Identity
 from app.auth.address import Address, Network, client_address, in_any, window_key
+from app.auth.credentials import TTL, CredentialCache
 from app.errors import (
     AppError,
     ForbiddenError,
@@ -37,6 +40,7 @@ from app.errors import (
 )
 from app.ratelimit.limiter import Decision, RateLimiter, account_bucket, address_bucket
 
+log = logging.getLogger("app.auth")
 MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
 INVALID = "Token inválido ou expirado."
 ELSEWHERE = "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL."
@@ -55,6 +59,8 @@ class Caller(msgspec.Struct, kw_only=True):
     address: Address | None
     user_agent: str
     identity: Identity | None = None
+    cached: bool = False
+    """Whether the identity came from the process's credential cache."""
 
     @property
     def ip(self) -> str | None:
@@ -101,6 +107,7 @@ class Gate:
         self.secret = secret
         self.refused_limit = refused_limit
         self.trusted_proxies = trusted_proxies
+        self.credentials = CredentialCache()
 
     def caller(self, scope: Scope) -> Caller:
         agent = Headers.from_scope(scope).get("user-agent", "")
@@ -117,7 +124,11 @@ class Gate:
         key = bearer(scope)
         if key is None:
             return None
-        credential = await self._credential(key)
+        credential, cached = await self._credential(key)
+        caller.cached = cached
+        return self._accept(caller, credential)
+
+    def _accept(self, caller: Caller, credential: Credencial) -> Identity:
         caller.identity = Identity(
             key_id=credential.id, conta_id=credential.conta_id, papel=credential.papel,
             plano=credential.plano, limite=credential.limite,
@@ -128,20 +139,31 @@ class Gate:
             raise ForbiddenError("Endereço IP fora da allowlist desta chave.")
         return caller.identity
 
-    async def _credential(self, key: str) -> Credencial:
+    async def _credential(self, key: str) -> tuple[Credencial, bool]:
+        """The key's credential (from the cache when it holds it) and whether it came from the
+        cache; 401 for an unknown key or a wrong secret, 503 when keys cannot be read."""
         key_id = keys.key_id(key)
         if key_id is None:
             raise UnauthorizedError(INVALID)
+        found = self.credentials.get(key_id)
+        cached = found is not None
+        if found is None:
+            epoch = self.credentials.epoch
+            found = await self._read(key_id)
+            if found is not None:
+                self.credentials.put(key_id, found, epoch)
+        if found is None or not keys.matches(self.secret, key, found.hash):
+            raise UnauthorizedError(INVALID)
+        return found, cached
+
+    async def _read(self, key_id: str) -> Credencial | None:
         try:
-            found = await self._find(key_id)
+            return await self._find(key_id)
         except (psycopg.Error, PoolTimeout) as error:
             raise UnavailableError(
                 "O cadastro de chaves está indisponível; tente novamente.",
                 headers={"Retry-After": "5"},
             ) from error
-        if found is None or not keys.matches(self.secret, key, found.hash):
-            raise UnauthorizedError(INVALID)
-        return found
 
     async def _find(self, key_id: str) -> Credencial | None:
         """The key's credential. A connection broken by a PostgreSQL restart fails once: the
@@ -179,13 +201,37 @@ class Gate:
                 "minuto: divida-a em partes menores.",
                 details={"unidades": total, "limite_por_minuto": limit},
             )
-        decision = await self.limiter.hit(bucket, limit, units=units)
+        try:
+            decision = await self.limiter.hit(bucket, limit, units=units)
+        except UnavailableError:
+            self.credentials.forget()
+            raise
+        if self.credentials.observe(decision.epoch) and caller.cached:
+            await self._revalidate(caller)
         if not decision.admitted:
             raise TooManyRequestsError(
                 f"Limite de {decision.limit} requisições por minuto atingido.",
                 headers=decision.headers(),
             )
         return decision
+
+    async def _revalidate(self, caller: Caller) -> None:
+        """Credentials changed since the caller's was cached: read it again (401 when the key
+        was revoked, 403 outside a new allowlist)."""
+        assert caller.identity is not None
+        caller.cached = False
+        found = await self._read(caller.identity.key_id)
+        if found is None:
+            raise UnauthorizedError(INVALID)
+        self._accept(caller, found)
+
+    async def credentials_changed(self) -> None:
+        """A key was revoked or its allowlist changed: every process checks again."""
+        self.credentials.forget()
+        try:
+            await self.limiter.bump_epoch()
+        except (RedisError, OSError):
+            log.warning("the credentials' epoch could not be bumped: caches expire in %s s", TTL)
 
     async def refuse(self, error: UnauthorizedError, caller: Caller) -> AppError:
         """The answer to a refused call: the 401 with the address's window of refusals, or 429

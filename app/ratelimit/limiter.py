@@ -23,9 +23,10 @@ WINDOW = 60
 """Seconds of the rolling window of every plan and of anonymous callers."""
 REDIS_RETRY_AFTER = 5
 
-# KEYS[1]: the bucket. ARGV: limit, window in microseconds, a unique member prefix, units.
-# Admits the request only if all its units fit (a batch of n items is n units); returns
-# {admitted (0/1), count in window, now (µs), when enough entries will have left (µs)}.
+# KEYS[1]: the bucket; KEYS[2]: the credentials' epoch. ARGV: limit, window in microseconds,
+# a unique member prefix, units. Admits the request only if all its units fit (a batch of n
+# items is n units); returns {admitted (0/1), count in window, now (µs), when enough entries
+# will have left (µs), the credentials' epoch (`app.auth.credentials`)}.
 SLIDING_LOG = """
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
@@ -53,8 +54,13 @@ else
   local entry = redis.call('ZRANGE', key, needed - 1, needed - 1, 'WITHSCORES')
   if entry[2] then frees = tonumber(entry[2]) + window end
 end
-return {admitted, count, now, frees}
+return {admitted, count, now, frees, tonumber(redis.call('GET', KEYS[2]) or '0')}
 """
+
+
+def epoch_key(prefix: str) -> str:
+    """The Redis key of the credentials' epoch (`app.auth.credentials`)."""
+    return f"{prefix}credenciais:epoca"
 
 
 def account_bucket(conta_id: int) -> str:
@@ -78,6 +84,8 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds to wait before the request's units can be admitted (0 when admitted)."""
     units: int = 1
     """What the request draws from the window: 1, or one per item of a batch."""
+    epoch: int = 0
+    """The credentials' epoch, read in the same round trip (`app.auth.credentials`)."""
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -95,8 +103,10 @@ class RateLimiter:
     """Admits or refuses one request against a bucket (`key:<id>`, `ip:<group>:<address>`...)."""
 
     def __init__(self, redis: Redis, prefix: str) -> None:
+        self._redis = redis
         self._script = redis.register_script(SLIDING_LOG)
         self._prefix = f"{prefix}rl:"
+        self.epoch_key = epoch_key(prefix)
 
     async def hit(self, bucket: str, limit: int, window: int = WINDOW, units: int = 1) -> Decision:
         """Counts the request's `units` if they all fit in the window.
@@ -106,8 +116,9 @@ class RateLimiter:
         """
         window_us = window * 1_000_000
         try:
-            admitted, count, now, frees_at = await self._script(
-                keys=[self._prefix + bucket], args=[limit, window_us, uuid.uuid4().hex, units]
+            admitted, count, now, frees_at, epoch = await self._script(
+                keys=[self._prefix + bucket, self.epoch_key],
+                args=[limit, window_us, uuid.uuid4().hex, units],
             )
         except (RedisError, OSError) as error:
             raise UnavailableError(
@@ -121,4 +132,9 @@ class RateLimiter:
             reset=math.ceil(int(frees_at) / 1_000_000),
             retry_after=0 if admitted else max(math.ceil((int(frees_at) - int(now)) / 1e6), 1),
             units=units,
+            epoch=int(epoch),
         )
+
+    async def bump_epoch(self) -> None:
+        """Tells every process that credentials changed (`app.auth.credentials`)."""
+        await self._redis.incr(self.epoch_key)

@@ -15,10 +15,13 @@ from tests.conftest import ROOT, Server
 ADMIN_CLI = ROOT / ".venv" / "bin" / "registry-admin"
 
 
-def _admin_key(email: str, *options: str) -> str:
+def _admin_key(email: str, *options: str, redis_prefix: str | None = None) -> str:
+    """A key from `registry-admin create-admin-key`, run with the API's Redis prefix (as in a
+    deployment, where both read the same settings)."""
+    env = {**os.environ, **({"REDIS_PREFIX": redis_prefix} if redis_prefix else {})}
     done = subprocess.run(
         [str(ADMIN_CLI), "create-admin-key", "--email", email, "--rotulo", "ci", *options],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True, text=True, check=True, cwd=ROOT, env=env,
     )  # fmt: skip
     return done.stdout.strip()
 
@@ -27,14 +30,17 @@ def test_create_admin_key_replace_revokes_same_label(database: str, api_server: 
     email = f"admin-{uuid.uuid4().hex[:8]}@example.com"
     first = _admin_key(email)
     kept = _admin_key(email)
-    replacing = _admin_key(email, "--replace")
 
     def status(key: str) -> int:
         with api_server.client(headers={"Authorization": f"Bearer {key}"}) as client:
             return client.get("/v1/admin/auditoria", params={"limit": 1}).status_code
 
+    for _ in range(10):  # both keys cached by both workers before the replacement
+        assert status(first) == status(kept) == 200
+    replacing = _admin_key(email, "--replace", redis_prefix=api_server.redis_prefix)
     assert status(replacing) == 200
-    assert status(first) == status(kept) == 401
+    for _ in range(10):  # refused at once by every worker
+        assert status(first) == status(kept) == 401
     with api_server.client(headers={"Authorization": f"Bearer {replacing}"}) as client:
         listed = client.get("/v1/me/chaves").json()["data"]
     assert [k["revogada_em"] is None for k in listed] == [False, False, True]

@@ -78,7 +78,8 @@ def test_revoked_key_stops_at_once(api_server: Server, make_key: MakeKey) -> Non
         assert {k["id"] for k in listed["data"]} == {owner.key_id, new["chave"]["id"]}
         assert "api_key" not in listed["data"][0]
         assert new["api_key"] not in str(listed)
-        assert client.get(VALIDATE, headers=_bearer(new["api_key"])).status_code == 200
+        for _ in range(10):  # cached by both workers' credential caches
+            assert client.get(VALIDATE, headers=_bearer(new["api_key"])).status_code == 200
         assert client.delete(f"{PROTECTED}/{new['chave']['id']}").status_code == 204
         for _ in range(10):  # both workers, straight away
             assert_unauthorized(client.get(VALIDATE, headers=_bearer(new["api_key"])))
@@ -102,6 +103,21 @@ def test_allowlist_other_address_403(api_server: Server, make_key: MakeKey) -> N
         client.put(f"{PROTECTED}/{key_id}/allowlist", json={"allowlist": ["127.0.0.0/30"]})
     with api_server.client("127.0.0.2", headers=_bearer(limited)) as other:
         assert other.get(VALIDATE).status_code == 200
+
+
+def test_allowlist_narrowed_applies_at_once_in_every_worker(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    owner = make_key()
+    with api_server.client(headers=_bearer(owner.key)) as client:
+        created = client.post(PROTECTED, json={"rotulo": "estreitada"})
+        key, key_id = created.json()["api_key"], created.json()["chave"]["id"]
+        for _ in range(10):  # cached by both workers
+            assert client.get(VALIDATE, headers=_bearer(key)).status_code == 200
+        narrowed = client.put(f"{PROTECTED}/{key_id}/allowlist", json={"allowlist": ["10.0.0.0/8"]})
+        assert narrowed.status_code == 200
+        for _ in range(10):
+            assert client.get(VALIDATE, headers=_bearer(key)).status_code == 403
 
 
 def test_allowlist_invalid_network_400(api: httpx.Client) -> None:
