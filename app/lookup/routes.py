@@ -16,7 +16,7 @@ from app.context import Backends
 from app.domain.record import Empresa, EmpresaPublica, public_view
 from app.errors import ErrorBody
 from app.lib.operations import meter
-from app.lib.responses import json_response
+from app.lib.responses import entity_tag, json_response, matches, not_modified, validators
 from app.lookup.service import (
     CONSULTAR_CNPJ,
     CONSULTAR_CONTATOS,
@@ -50,13 +50,20 @@ ERRORS = {
         "Full record of one establishment. Accepts 14 characters with or without punctuation "
         "(`33683111000280`, `33.683.111/0002-80`) and alphanumeric CNPJs (`12ABC34501DE35`). "
         "Without a key (3 per minute per IP address) the answer leaves out `contato`, `socios` "
-        "and `inscricoes_estaduais`, which `restrito` names (`EmpresaPublica`)."
+        "and `inscricoes_estaduais`, which `restrito` names (`EmpresaPublica`). The answer "
+        "carries an `ETag` (the record's content hash and the view); `If-None-Match` with it "
+        "gets 304 without a body while the record is unchanged."
     ),
     responses={
         200: ResponseSpec(
             data_container=Empresa | EmpresaPublica,  # type: ignore[arg-type]
             generate_examples=False,
             description="The record (with a key) or its public part (without one)",
+        ),
+        304: ResponseSpec(
+            data_container=None,
+            generate_examples=False,
+            description="Unchanged since the `ETag` sent in `If-None-Match`",
         ),
         **ERRORS,
     },
@@ -71,7 +78,13 @@ async def lookup_cnpj(
     company = await consultar(backends, ConsultaCnpj(cnpj=cnpj))
     state = access(request)
     anonymous = state is not None and state.caller.identity is None
-    return json_response(public_view(company) if anonymous else company)
+    tag = entity_tag(company.hash, "publica" if anonymous else "completa")
+    if tag is not None and matches(request.headers.get("if-none-match"), tag):
+        return not_modified(tag)
+    answer = json_response(public_view(company) if anonymous else company)
+    if tag is not None:
+        answer.headers.update(validators(tag))
+    return answer
 
 
 @get(

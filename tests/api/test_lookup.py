@@ -153,3 +153,29 @@ def test_lookup_without_key_leaves_out_what_needs_a_key(api_server: Server) -> N
     shared = {name: value for name, value in full.items() if name in public}
     assert shared == {name: public[name] for name in shared}
     assert set(full) - set(public) == set(public["restrito"])
+
+
+def test_lookup_etag_revalidation(api: httpx.Client, api_server: Server) -> None:
+    """A record's `ETag` comes from its content hash and the view; sending it back gets a 304
+    without a body while the record is the same. Other records, the public view and tags
+    that do not match get the record."""
+    first = api.get(f"/v1/cnpj/{SERPRO}")
+    tag = first.headers["etag"]
+    assert tag.startswith('"')
+    assert first.json()["hash"][:32] in tag
+    assert first.headers["cache-control"] == "private, no-cache"
+    again = api.get("/cnpj/33.683.111/0002-80", headers={"If-None-Match": tag})
+    assert again.status_code == 304
+    assert again.content == b""
+    assert again.headers["etag"] == tag
+    assert "x-ratelimit-remaining" in again.headers
+    for sent in (f"W/{tag}", f'"outra", {tag}', "*"):
+        assert api.get(f"/v1/cnpj/{SERPRO}", headers={"If-None-Match": sent}).status_code == 304
+    for sent in ('"outra"', tag[:-2] + '"', "", "x" * 5000):
+        changed = api.get(f"/v1/cnpj/{SERPRO}", headers={"If-None-Match": sent})
+        assert changed.status_code == 200
+        assert changed.json()["cnpj"] == SERPRO
+    with api_server.client("127.0.4.2", headers={}) as anonymous:
+        public = anonymous.get(f"/v1/cnpj/{SERPRO}", headers={"If-None-Match": tag})
+    assert public.status_code == 200, "the public view has a tag of its own"
+    assert public.headers["etag"] != tag
