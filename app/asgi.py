@@ -3,10 +3,12 @@
 import logging
 
 from app.core import create_app
+from app.lib.shedding import Shedding
+from app.settings import get_settings
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 logging.getLogger("elastic_transport").setLevel(logging.WARNING)
 # The client logs every retry of a failed request as a WARNING with its traceback; the app logs
 # the failure once itself (`app.errors.elastic_failure`), so the retries stay out of the log.
 logging.getLogger("elastic_transport.transport").setLevel(logging.ERROR)
-app = create_app()
+app = Shedding(create_app(), get_settings().max_in_flight)

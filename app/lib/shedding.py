@@ -1,0 +1,59 @@
+"""Load shedding: each process admits at most `MAX_IN_FLIGHT` requests at once and answers the
+excess at once with 503 and `Retry-After: 1`, before any work (no key check, no query), so an
+overload costs the excess almost nothing and the admitted requests keep their latency, instead
+of every request waiting in a growing queue. Health checks (`/health`, `/v1/status`) are always
+admitted, so an operator sees the service under load. The count recovers the moment the load
+drops: it is the number of requests being answered, nothing more.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types.asgi_types import HTTPResponseBodyEvent, HTTPResponseStartEvent
+
+ALWAYS = frozenset({"/health", "/v1/status"})
+BODY = msgspec.json.encode(
+    {
+        "error": "Service Unavailable",
+        "message": "Servidor sobrecarregado neste instante; tente de novo em 1 s.",
+    }
+)
+
+
+class Shedding:
+    """ASGI middleware around the whole app (outermost): counts requests in flight."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.in_flight = 0
+        self.refused = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP or scope["path"] in ALWAYS:
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight >= self.limit:
+            self.refused += 1
+            start: HTTPResponseStartEvent = {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"retry-after", b"1"),
+                    (b"content-length", str(len(BODY)).encode()),
+                ],
+            }
+            await send(start)
+            body: HTTPResponseBodyEvent = {
+                "type": "http.response.body", "body": BODY, "more_body": False,
+            }  # fmt: skip
+            await send(body)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1

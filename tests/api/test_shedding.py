@@ -1,0 +1,46 @@
+"""Load shedding: a process answering `MAX_IN_FLIGHT` requests refuses the excess at once with
+503 and `Retry-After`, keeps answering health checks, and serves everyone once the burst is
+over."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from tests.conftest import SERPRO, Server, serving
+
+
+@pytest.fixture(scope="module")
+def narrow(peer_alias: str) -> Iterator[Server]:
+    with serving(peer_alias, workers=1, env={"MAX_IN_FLIGHT": "2"}) as server:
+        yield server
+
+
+def test_excess_refused_at_once_then_served(narrow: Server) -> None:
+    def call(_: int) -> tuple[int, float, httpx.Response]:
+        with narrow.client(timeout=30) as client:
+            started = time.monotonic()
+            response = client.get("/v1/search", params={"q": "servico federal processamento"})
+            return response.status_code, time.monotonic() - started, response
+
+    with ThreadPoolExecutor(40) as pool:
+        answers = list(pool.map(call, range(80)))
+    statuses = Counter(status for status, _, _ in answers)
+    assert set(statuses) <= {200, 503}, statuses
+    assert statuses[503] >= 1, "the excess is refused"
+    assert statuses[200] >= 2, "the admitted ones are served"
+    for status, seconds, response in answers:
+        if status == 503:
+            assert response.headers["retry-after"] == "1"
+            assert response.json()["error"] == "Service Unavailable"
+            assert seconds < 1.0, "refused at once, not after waiting"
+    with narrow.client(headers={}) as health:
+        assert health.get("/health").status_code == 200
+    with narrow.client() as client:
+        for _ in range(10):
+            assert client.get(f"/v1/cnpj/{SERPRO}").status_code == 200
