@@ -14,6 +14,7 @@ from elasticsearch import AsyncElasticsearch
 from psycopg_pool import AsyncConnectionPool
 
 from app.lib.paging import Cursors
+from app.lookup.records import RecordStore
 from app.settings import Settings
 from app.webhooks.delivery import Sender
 
@@ -30,6 +31,8 @@ class Backends:
     """The job queue, opened on `pool`: jobs are deferred in the caller's transaction."""
     sender: Sender
     """The process's webhook deliveries (pooled HTTP, per-origin bounds)."""
+    records: RecordStore | None = None
+    """The live release's record store, for lookups by key (`app.lookup.records`)."""
 
     @property
     def alias(self) -> str:

@@ -44,6 +44,7 @@ from app.lib.body import SafeRequest
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
+from app.lookup.records import RecordStore
 from app.lookup.routes import contacts, lookup_cnpj
 from app.market.routes import market, segments
 from app.mcp.routes import mcp_other, mcp_post
@@ -100,7 +101,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     await queue.open_async(pool=pool)
     backends = Backends(
         es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue,
-        sender=Sender.of(settings),
+        sender=Sender.of(settings), records=RecordStore(settings.records_dir, settings.index_alias),
     )  # fmt: skip
     app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends)
     audit.start()
@@ -110,6 +111,8 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await audit.close()
         await queue.close_async()
         await backends.sender.close()
+        if backends.records is not None:
+            backends.records.close()
         await es.close()
         await pool.close()
         await redis.aclose()

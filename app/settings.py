@@ -59,6 +59,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds between a worker's heartbeats."""
     worker_stalled_after: float = 6.0
     """Seconds without a heartbeat after which a worker's running jobs are run again."""
+    records_dir: str = ".state/registros"
+    """The record stores the indexer writes (`indexer.records`); relative paths start at the
+    project's root. Lookups read the live release's store when this process has it."""
     max_in_flight: int = 100
     """Requests one API process answers at once; the excess gets 503 with `Retry-After: 1` at
     once (`app.lib.shedding`)."""

@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from indexer import download as fetching
-from indexer import elastic
+from indexer import elastic, records
 from indexer import update as updating
 from indexer.load import LoadReport, Options, Progress, run
 
@@ -40,6 +40,13 @@ ElasticsearchUrl = Annotated[
 ]
 Alias = Annotated[str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")]
 STATE = Path(__file__).resolve().parent.parent / ".state"
+RecordsDir = Annotated[
+    Path,
+    typer.Option(
+        envvar="RECORDS_DIR",
+        help="Folder of the record stores (one per release) the API reads lookups from.",
+    ),
+]
 
 
 class _BarProgress(Progress):
@@ -129,6 +136,11 @@ def _print_report(report: LoadReport) -> None:
             f"{report.registrations_without_establishment:,} state registrations name a CNPJ "
             "that is not an establishment of this release (not loaded)"
         )
+    if report.records_file:
+        console.print(
+            f"record store {report.records_file}: {report.records_bytes / 2**20:,.1f} MiB",
+            markup=False,
+        )
     state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
     console.print(state, markup=False)
     if report.live:
@@ -160,6 +172,10 @@ def load(
     month: Annotated[
         str | None, typer.Option(help="The release's month, YYYY-MM (kept in the index).")
     ] = None,
+    records_dir: RecordsDir = STATE / "registros",
+    records: Annotated[
+        bool, typer.Option(help="Write the release's record store beside the index.")
+    ] = True,
 ) -> None:
     """Load a monthly release into a new index and make it live."""
     if month is not None and not fetching.MONTH.match(month):
@@ -181,6 +197,7 @@ def load(
         workdir=workdir,
         bad_rows_file=bad_rows or STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
         month=month,
+        records_dir=records_dir if records else None,
     )
     es = elastic.connect(url)
     try:
@@ -211,15 +228,24 @@ def indices(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "emp
 
 
 @app.command()
-def rollback(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "empresas") -> None:
-    """Point the alias back at the release before the live one."""
+def rollback(
+    url: ElasticsearchUrl = "http://127.0.0.1:9200",
+    alias: Alias = "empresas",
+    records_dir: RecordsDir = STATE / "registros",
+) -> None:
+    """Point the alias back at the release before the live one (and its record store)."""
     es = elastic.connect(url)
     try:
         left, now = elastic.rollback(es, alias)
     except elastic.LoadError as error:
         console.print(f"rollback failed: {error}", markup=False)
         raise typer.Exit(1) from error
-    console.print(f"alias {alias}: {left} -> {now}", markup=False)
+    stored = records.publish(records_dir, alias, now)
+    console.print(
+        f"alias {alias}: {left} -> {now}"
+        + ("" if stored else " (no record store here: lookups read Elasticsearch)"),
+        markup=False,
+    )
 
 
 @app.command()
@@ -227,10 +253,13 @@ def drop(
     keep: Annotated[int, typer.Option(min=1, help="Newest releases to keep.")] = 2,
     url: ElasticsearchUrl = "http://127.0.0.1:9200",
     alias: Alias = "empresas",
+    records_dir: RecordsDir = STATE / "registros",
 ) -> None:
-    """Delete old release indices, keeping the newest ones and the live one."""
+    """Delete old release indices (and their record stores), keeping the newest ones and the
+    live one."""
     es = elastic.connect(url)
     for name in elastic.drop_old(es, alias, keep):
+        records.delete(records_dir, name)
         console.print(f"deleted {name}", markup=False)
 
 
@@ -318,6 +347,7 @@ def update(
     keep: Annotated[int, typer.Option(min=1, help="Newest releases to keep.")] = 2,
     parallel: Parallel = 4,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
+    records_dir: RecordsDir = STATE / "registros",
 ) -> None:
     """Download the newest month if it is newer than the live release, load it, make it live
     and drop old releases. Exit 0: the newest is live (now or already); 1: a file was rejected
@@ -327,6 +357,7 @@ def update(
     options = Options(
         url=url, alias=alias,
         bad_rows_file=STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
+        records_dir=records_dir,
     )  # fmt: skip
     try:
         with _transfer_bar() as bar:

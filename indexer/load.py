@@ -22,7 +22,7 @@ from elasticsearch import Elasticsearch
 
 from app.monitoring import releases
 from app.settings import get_settings
-from indexer import catalog, elastic, produce
+from indexer import catalog, elastic, produce, records
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
@@ -71,6 +71,9 @@ class LoadReport(msgspec.Struct, kw_only=True):
     municipalities_without_ibge: int = 0
     registrations_without_establishment: int = 0
     """State-registration rows whose CNPJ is not an establishment of the release (not loaded)."""
+    records_file: str | None = None
+    """The release's record store (`indexer.records`), when one was written."""
+    records_bytes: int = 0
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
@@ -120,6 +123,8 @@ class Options:
     bad_rows_file: Path | None = None
     database_url: str | None = None
     """Where the release is recorded for the monitors (None: the `DATABASE_URL` setting)."""
+    records_dir: Path | None = None
+    """Where the release's record store is written (`indexer.records`); None for none."""
     month: str | None = None
     """The release's month (`YYYY-MM`), kept in the index's `_meta` (`indexer update` compares
     it with the source's newest)."""
@@ -280,6 +285,8 @@ def _publish(
     if options.swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
+        if options.records_dir is not None:
+            records.publish(options.records_dir, report.alias, index)
         database = options.database_url or get_settings().database_url
         report.release_note = record_release(database, report.alias, index)
         report.release_recorded = report.release_note is None
@@ -349,18 +356,24 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             batch_size=options.batch_size,
             parallel=options.parallel,
             refs=refs,
+            records=options.records_dir,
         )
         for result in _index(staging, setup, options.workers):
             _tally(report, result, bad_rows, refs)
             outcome = result.outcome
             progress.indexed(outcome.created + outcome.duplicates + result.errors, result.errors)
         clock.lap("index")
+        if options.records_dir is not None:
+            report.records_bytes = records.finish(options.records_dir, index)
+            report.records_file = str(records.store_path(options.records_dir, index))
         _publish(es, report, mapping, refs, options)
         clock.lap("publish")
         report.phases, report.phases_cpu = clock.wall, clock.cpu
     except BaseException:
         if index:
             elastic.delete_release(es, index)
+            if options.records_dir is not None:
+                records.delete(options.records_dir, index)
         raise
     finally:
         staging.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from indexer import elastic
+from indexer import elastic, records
 from indexer.documents import Builder, encode
 from indexer.references import References
 from indexer.runtime import collect_between_units, end_of_unit
@@ -37,6 +37,8 @@ class Setup:
     batch_size: int
     parallel: int
     refs: References
+    records: Path | None = None
+    """The record store's folder (`indexer.records`), None for none."""
 
 
 @dataclass(slots=True)
@@ -59,6 +61,9 @@ class _Worker:
         self.refs = copy.deepcopy(setup.refs)
         """A copy of its own, so the missing-code counts it reports are only this worker's."""
         self.builder = Builder(self.refs)
+        self.store = (
+            records.open_writer(setup.records, setup.index) if setup.records is not None else None
+        )
 
     def batches(self, bucket: int, outcome: elastic.BulkOutcome) -> Iterator[elastic.Batch]:
         """The bucket's documents in bulk batches. A CNPJ met again (every row of a CNPJ falls
@@ -81,6 +86,8 @@ class _Worker:
                 bodies.append(body)
                 hashes.append(digest)
             if ids:
+                if self.store is not None:
+                    records.write(self.store, zip(ids, bodies, strict=True))
                 yield elastic.Batch(ids, bodies, hashes)
 
     def run(self, bucket: int) -> BucketResult:
@@ -100,6 +107,8 @@ class _Worker:
     def close(self) -> None:
         self.con.close()
         self.es.close()
+        if self.store is not None:
+            self.store.close()
 
 
 _worker: dict[str, Any] = {}

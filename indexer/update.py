@@ -18,7 +18,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from indexer import download, elastic
+from indexer import download, elastic, records
 from indexer.load import LoadReport, Options, Progress, run
 
 NOTHING_NEW = "sem_novidade"
@@ -75,4 +75,7 @@ def update(
     report.index = loaded.index
     report.documents = loaded.documents_written
     report.dropped = elastic.drop_old(es, options.alias, keep)
+    if options.records_dir is not None:
+        for name in report.dropped:
+            records.delete(options.records_dir, name)
     return report

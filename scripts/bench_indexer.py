@@ -26,7 +26,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from indexer import elastic  # noqa: E402
+from indexer import elastic, records  # noqa: E402
 
 
 def _elasticsearch_process() -> psutil.Process | None:
@@ -54,8 +54,10 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
     folder = _month(out, size, seed)
     alias = f"bench-{size}"
     es = elastic.connect(url)
+    stores = out / "registros"
     for info in elastic.list_indices(es, alias):
         elastic.delete_release(es, info.name)
+        records.delete(stores, info.name)
     report_path = out / f"report-{size}.json"
     search = _elasticsearch_process()
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -63,7 +65,8 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
     started = time.perf_counter()
     process = psutil.Popen(
         [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
-         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv"), *extra],
+         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv"),
+         "--records-dir", str(stores), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
@@ -96,6 +99,7 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         "indexer_cpu_s": round(indexer_cpu, 1),
         "elasticsearch_peak_rss_mb": round(peak_search / 2**20),
         "elasticsearch_cpu_s": round(es_cpu, 1),
+        "record_store_mib": round(report.get("records_bytes", 0) / 2**20),
         **{f"{name}_s": seconds for name, seconds in report["phases"].items()},
         **{f"{name}_cpu_s": seconds for name, seconds in report.get("phases_cpu", {}).items()},
     }
@@ -133,6 +137,7 @@ def main() -> None:
         for size in args.sizes:
             for info in elastic.list_indices(es, f"bench-{size}"):
                 elastic.delete_release(es, info.name)
+                records.delete(args.out / "registros", info.name)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,9 @@ Loader = Callable[..., LoadReport]
 
 # A secret of the session when none is given: keys are made by the tests themselves.
 os.environ.setdefault("API_KEY_SECRET", secrets.token_hex(32))
+# Record stores written by the indexer's CLI during the session (and read by the servers the
+# tests start) go to a folder of the session, not to the project's `.state`.
+os.environ.setdefault("RECORDS_DIR", tempfile.mkdtemp(prefix="registros-"))
 TEST_PLAN = "teste-alto-volume"
 """A plan row the session adds for the generic test key: the suite makes hundreds of requests
 a minute. Rate-limit tests use the real Starter plan and the anonymous limit."""

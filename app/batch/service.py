@@ -12,7 +12,7 @@ from app.domain.record import Empresa
 from app.errors import BadRequestError
 from app.lib.body import decode
 from app.lib.operations import Custo, Operacao
-from app.lookup.service import find_companies
+from app.lookup.service import records_of
 
 CONSULTAR_LOTE = Operacao("consultar_lote", Custo.CONSULTA)
 """Counts one query per item, in the usage and in the window."""
@@ -93,7 +93,7 @@ async def lookup_batch(backends: Backends, inputs: list[Any]) -> Lote:
     _refuse_duplicates(items)
     found: dict[str, Empresa] = {}
     if wanted:
-        companies = await find_companies(backends.es, backends.alias, list(wanted))
+        companies = await records_of(backends, list(wanted))
         found = {company.cnpj: company for company in companies}
     for item in items:
         if item.status == "" and item.cnpj is not None:

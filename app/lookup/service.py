@@ -95,9 +95,23 @@ async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empres
     return found[0]
 
 
+async def records_of(backends: Backends, numbers: list[str]) -> list[Empresa]:
+    """The live release's records of `numbers`: from this process's record store when it has
+    one (`app.lookup.records`), else from Elasticsearch."""
+    if backends.records is not None:
+        found = backends.records.records(numbers)
+        if found is not None:
+            return found
+    return await find_companies(backends.es, backends.alias, numbers)
+
+
 async def consultar(backends: Backends, entrada: ConsultaCnpj) -> Empresa:
     """The full record of the establishment; 400 for a malformed CNPJ, 404 for an unknown one."""
-    return await get_company(backends.es, backends.alias, parse_cnpj(entrada.cnpj.strip("/")))
+    number = parse_cnpj(entrada.cnpj.strip("/"))
+    found = await records_of(backends, [number])
+    if not found:
+        raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
+    return found[0]
 
 
 async def contatos(backends: Backends, entrada: ConsultaCnpj) -> ContatoEmpresa:

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import ROOT, Server
+from tests.loopback import free_port
 
 ADMIN_CLI = ROOT / ".venv" / "bin" / "registry-admin"
 
@@ -106,3 +107,19 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 4096)
     except OSError:  # the terminal's other end is closed: all was read
         return b""
+
+
+def test_replace_with_redis_away_warns_and_still_replaces(database: str) -> None:
+    """The revocation is in PostgreSQL; when Redis cannot take the news, the command says the
+    processes' caches will drop the revoked keys within their lifetime instead of at once."""
+    email = f"admin-{uuid.uuid4().hex[:8]}@example.com"
+    _admin_key(email)
+    env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    done = subprocess.run(
+        [str(ADMIN_CLI), "create-admin-key", "--email", email, "--rotulo", "ci", "--replace"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith("cnpj_")
+    assert "Redis did not answer" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,79 @@
+"""Lookups by key from the release's record store (`indexer.records`), without crossing to
+Elasticsearch: the indexer writes each release's records by CNPJ into an LMDB file beside its
+index and names the live one in `<RECORDS_DIR>/<alias>.current` in the same step as the alias
+swap. Each process checks that name at most once a second and opens the file it names
+(read-only, memory-mapped: the page cache is shared by every process), so a new release or a
+rollback is served within a second, without a restart. With no store for the alias here (a
+replica on another machine without the file), `records` is None and lookups read
+Elasticsearch.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import lmdb
+import msgspec
+
+from app.domain.record import Empresa, Registro
+from app.domain.stored import expand
+
+CHECK_EVERY = 1.0
+ROOT = Path(__file__).resolve().parent.parent.parent
+_record = msgspec.json.Decoder(Registro)
+
+
+class RecordStore:
+    def __init__(self, directory: str | Path, alias: str) -> None:
+        folder = Path(directory)
+        self.folder = folder if folder.is_absolute() else ROOT / folder
+        self.pointer = self.folder / f"{alias}.current"
+        self.index: str | None = None
+        self._env: lmdb.Environment | None = None
+        self._checked = float("-inf")
+
+    def _current(self) -> lmdb.Environment | None:
+        now = time.monotonic()
+        if now - self._checked < CHECK_EVERY:
+            return self._env
+        self._checked = now
+        try:
+            index = self.pointer.read_text().strip()
+        except OSError:
+            index = None
+        if index != self.index:
+            self._switch(index)
+        return self._env
+
+    def _switch(self, index: str | None) -> None:
+        old = self._env
+        self._env, self.index = None, None
+        if index:
+            try:
+                self._env = lmdb.open(
+                    str(self.folder / f"{index}.lmdb"), subdir=False, readonly=True, lock=False,
+                    max_dbs=0, readahead=False,
+                )  # fmt: skip
+                self.index = index
+            except lmdb.Error:
+                self._env = None
+        if old is not None:
+            old.close()
+
+    def records(self, numbers: list[str]) -> list[Empresa] | None:
+        """The records of `numbers` in the live release (a CNPJ it lacks is absent), or None
+        when this process has no store for the alias."""
+        env = self._current()
+        if env is None:
+            return None
+        found = []
+        with env.begin(buffers=True) as txn:
+            for number in numbers:
+                value = txn.get(number.encode())
+                if value is not None:
+                    found.append(expand(_record.decode(value)))
+        return found
+
+    def close(self) -> None:
+        self._switch(None)

@@ -1,0 +1,145 @@
+"""Lookups from the release's record store: the same answers as Elasticsearch gives, served
+while Elasticsearch is frozen, a new release and a rollback served within a second without a
+restart, and a dropped release's store deleted."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from indexer import records
+from tests.conftest import ROOT, SAMPLE, Loader, MakeKey, Server, serving
+
+SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
+INDEXER = ROOT / ".venv" / "bin" / "indexer"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("registros")
+
+
+@pytest.fixture(scope="module")
+def stored_alias(load: Loader, new_alias: Callable[[], str], store: Path) -> str:
+    alias = new_alias()
+    report = load(SAMPLE, alias, records_dir=store)
+    assert report.records_file == str(records.store_path(store, report.index))
+    assert report.records_bytes > 0
+    assert records.pointer_path(store, alias).read_text() == report.index
+    return alias
+
+
+@pytest.fixture(scope="module")
+def from_store(stored_alias: str, store: Path) -> Iterator[Server]:
+    with serving(stored_alias, env={"RECORDS_DIR": str(store)}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def from_index(stored_alias: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    empty = tmp_path_factory.mktemp("sem-registros")
+    with serving(stored_alias, env={"RECORDS_DIR": str(empty)}) as server:
+        yield server
+
+
+def _sample_numbers(count: int) -> list[str]:
+    from app.domain.cnpj import check_digits
+
+    with (SAMPLE / "ESTABELE.csv").open(encoding="latin-1", newline="") as handle:
+        rows = list(csv.reader(handle, delimiter=";"))[:count]
+    return [row[0] + row[1] + row[2] for row in rows if check_digits(row[0] + row[1]) == row[2]]
+
+
+def test_store_answers_as_the_index_does(
+    from_store: Server, from_index: Server, make_key: MakeKey
+) -> None:
+    key = make_key()
+    numbers = _sample_numbers(40)
+    with (
+        from_store.client(headers=key.headers) as mine,
+        from_index.client(headers=key.headers) as es,
+    ):
+        for number in numbers:
+            stored, indexed = mine.get(f"/v1/cnpj/{number}"), es.get(f"/v1/cnpj/{number}")
+            assert stored.status_code == indexed.status_code == 200
+            assert stored.json() == indexed.json()
+        missing = "11222333000181"
+        assert mine.get(f"/v1/cnpj/{missing}").status_code == 404
+        batch = mine.post("/v1/cnpj/lote", json=[*numbers[:10], missing]).json()
+        assert batch == es.post("/v1/cnpj/lote", json=[*numbers[:10], missing]).json()
+
+
+def test_lookups_keep_answering_while_elasticsearch_is_frozen(
+    from_store: Server, make_key: MakeKey
+) -> None:
+    number = _sample_numbers(5)[0]
+    pid = int(subprocess.run([*SERVICES, "pid", "elasticsearch"], capture_output=True,
+                             text=True, check=True).stdout.strip())  # fmt: skip
+    with from_store.client(headers=make_key().headers, timeout=30) as client:
+        assert client.get(f"/v1/cnpj/{number}").status_code == 200
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for _ in range(5):
+                started = time.monotonic()
+                assert client.get(f"/v1/cnpj/{number}").status_code == 200
+                assert time.monotonic() - started < 1
+            assert client.post("/v1/cnpj/lote", json=[number]).status_code == 200
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+
+def test_new_release_and_rollback_served_within_a_second(
+    from_store: Server,
+    stored_alias: str,
+    store: Path,
+    load: Loader,
+    make_key: MakeKey,
+    tmp_path: Path,
+) -> None:
+    number = _sample_numbers(5)[0]
+    changed = tmp_path / "release"
+    shutil.copytree(SAMPLE, changed)
+    path = changed / "ESTABELE.csv"
+    with path.open(encoding="latin-1", newline="") as handle:
+        rows = list(csv.reader(handle, delimiter=";"))
+    for row in rows:
+        if row[0] + row[1] + row[2] == number:
+            row[4] = "NOVO NOME DE TESTE"
+    with path.open("w", encoding="latin-1", newline="") as handle:
+        csv.writer(handle, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(
+            rows
+        )
+    before = records.pointer_path(store, stored_alias).read_text()
+    with from_store.client(headers=make_key().headers) as client:
+        old_name = client.get(f"/v1/cnpj/{number}").json()["nome_fantasia"]
+        report = load(changed, stored_alias, records_dir=store)
+        swapped = time.monotonic()
+        while client.get(f"/v1/cnpj/{number}").json()["nome_fantasia"] != "NOVO NOME DE TESTE":
+            assert time.monotonic() - swapped < 2.5, "the new release within a second or so"
+            time.sleep(0.05)
+        env = {**os.environ, "RECORDS_DIR": str(store)}
+        done = subprocess.run([str(INDEXER), "rollback", "--alias", stored_alias], env=env,
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert records.pointer_path(store, stored_alias).read_text() == before
+        rolled = time.monotonic()
+        while client.get(f"/v1/cnpj/{number}").json()["nome_fantasia"] != old_name:
+            assert time.monotonic() - rolled < 2.5
+            time.sleep(0.05)
+    third = load(SAMPLE, stored_alias, records_dir=store)
+    dropped = subprocess.run([str(INDEXER), "drop", "--keep", "1", "--alias", stored_alias],
+                             env=env, capture_output=True, text=True)  # fmt: skip
+    assert dropped.returncode == 0, dropped.stderr
+    for gone in (before, report.index):
+        assert gone in dropped.stdout + dropped.stderr
+        assert not records.store_path(store, gone).exists()
+    assert records.store_path(store, third.index).exists()
+    assert records.pointer_path(store, stored_alias).read_text() == third.index
