@@ -8,7 +8,9 @@ is written into `<dir>/<index>.lmdb` while it loads; the alias swap then names i
 `<dir>/<alias>.current` (written to a temporary name and renamed), which is what the app
 processes watch; a rollback names the older file again; dropping a release deletes its file.
 The values are the documents as sent to Elasticsearch (the stored record and its search
-fields), keyed by the 14-character CNPJ.
+fields), keyed by the 14-character CNPJ. Compressing them (zlib's fastest level) was measured:
+the 1M store went from 3.8 to 2.0 GiB but the load took 16 % longer, so values are stored as
+they are.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ def open_writer(directory: Path, index: str) -> lmdb.Environment:
 
 
 def write(env: lmdb.Environment, items: Iterable[tuple[str, bytes]]) -> None:
+    """One transaction of records, in key order (fewer page splits)."""
+    rows = sorted((key.encode(), value) for key, value in items)
     with env.begin(write=True) as txn:
-        txn.cursor().putmulti((key.encode(), value) for key, value in items)
+        txn.cursor().putmulti(rows)
 
 
 def finish(directory: Path, index: str) -> int:

@@ -50,6 +50,15 @@ def _month(out: Path, size: int, seed: int) -> Path:
     return folder
 
 
+def _anonymous(pid: int) -> int:
+    """Bytes of a process's resident memory that are its own (heap, stacks), not mapped files
+    such as the record store, which the page cache holds and can drop."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str, float]:
     folder = _month(out, size, seed)
     alias = f"bench-{size}"
@@ -70,12 +79,13 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
-    peak_indexer = peak_search = 0
+    peak_indexer = peak_search = peak_anonymous = 0
     while process.poll() is None:
         try:
             family = [process, *process.children(recursive=True)]
             peak_indexer = max(peak_indexer, sum(p.memory_info().rss for p in family))
-        except psutil.Error:
+            peak_anonymous = max(peak_anonymous, sum(_anonymous(p.pid) for p in family))
+        except (psutil.Error, OSError):
             pass
         if search:
             peak_search = max(peak_search, search.memory_info().rss)
@@ -96,6 +106,7 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         "wall_s": round(wall, 1),
         "docs_per_s": round(report["documents_written"] / wall),
         "indexer_peak_rss_mb": round(peak_indexer / 2**20),
+        "indexer_peak_anon_mb": round(peak_anonymous / 2**20),
         "indexer_cpu_s": round(indexer_cpu, 1),
         "elasticsearch_peak_rss_mb": round(peak_search / 2**20),
         "elasticsearch_cpu_s": round(es_cpu, 1),

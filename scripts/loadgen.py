@@ -97,12 +97,18 @@ async def _bench_key(url: str) -> str:
             conn, nome="Bench", email="bench@localhost", telefone="", plano=BENCH_PLAN,
             papel="usuario",
         )  # fmt: skip
+        # Earlier runs' keys are revoked: an account holds at most 20 active keys.
+        await conn.execute(
+            "UPDATE chaves SET revogada_em = now() WHERE conta_id = %s AND revogada_em IS NULL",
+            (conta.id,),
+        )
         return (await service.issue_key(conn, secret, conta.id, "bench", [])).api_key
 
 
 def bench_key() -> str:
-    """A new key of the bench account, whose plan row lets a benchmark run unthrottled (the
-    database of `DATABASE_URL`, migrated first; `API_KEY_SECRET` must be the server's)."""
+    """A new key of the bench account (its earlier keys revoked), whose plan row lets a
+    benchmark run unthrottled (the database of `DATABASE_URL`, migrated first;
+    `API_KEY_SECRET` must be the server's)."""
     database = get_settings().database_url
     migrate(database)
     return asyncio.run(_bench_key(database))

@@ -19,6 +19,8 @@ def identity(connection: ASGIConnection[Any, Any, Any, Any]) -> Identity:
     return user
 
 
-def require_admin(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+async def require_admin(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
     if not identity(connection).admin:
         raise ForbiddenError("Recurso restrito ao administrador.")
