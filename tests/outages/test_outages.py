@@ -110,6 +110,10 @@ def test_postgresql_stopped_mid_run_new_keys_503_known_keys_and_anonymous_served
         finally:
             service("start", "postgresql")
         until(lambda: new.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
+        # Every worker's status says PostgreSQL is back, including one whose requests have not
+        # needed PostgreSQL since the restart (its keys are cached).
+        for _ in range(8):
+            assert _down(server) == set()
 
 
 def test_elasticsearch_frozen_answers_bounded_503_then_back(
