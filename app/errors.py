@@ -8,9 +8,11 @@ from http import HTTPStatus
 from typing import Any
 
 import msgspec
+import psycopg
 from elasticsearch import ApiError, TransportError
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from psycopg_pool import PoolTimeout
 
 log = logging.getLogger("app.errors")
 
@@ -144,10 +146,27 @@ def elastic_error_handler(
     return app_error_handler(request, elastic_failure(error))
 
 
+def database_error_handler(
+    request: Request[Any, Any, Any], error: psycopg.OperationalError | PoolTimeout
+) -> Response[ErrorBody]:
+    """PostgreSQL away (or every pooled connection busy): 503 with `Retry-After`, never a 500;
+    logged once, without a traceback."""
+    log.warning("PostgreSQL unavailable on %s %s: %s", request.method, request.url.path, error)
+    return app_error_handler(
+        request,
+        UnavailableError(
+            "O banco de dados está indisponível; tente novamente.",
+            headers={"Retry-After": "5"},
+        ),
+    )
+
+
 HANDLERS = {
     AppError: app_error_handler,
     ApiError: elastic_error_handler,
     TransportError: elastic_error_handler,
+    psycopg.OperationalError: database_error_handler,
+    PoolTimeout: database_error_handler,
     HTTPException: http_error_handler,
     Exception: internal_error_handler,
 }
