@@ -88,6 +88,34 @@ def lot_state(server: Server, key: Issued, lote_id: int) -> dict[str, Any]:
     return found
 
 
+def all_pages(server: Server, key: Issued, **params: Any) -> list[dict[str, Any]]:
+    """Every lead of `/v1/leads` for the filters, page after page through the cursor."""
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        more: dict[str, str] = {"cursor": cursor} if cursor else {}
+        page = ok(get(server, key, "/v1/leads", limit=100, **params, **more))
+        found += page["data"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            return found
+
+
+def usage_once_written(server: Server, key: Issued, calls: int) -> dict[str, int]:
+    """The key's usage counters (`/v1/me/uso`) once the audit writer, which works off the
+    request path, has counted `calls` metered calls."""
+    costs = ("consultas", "buscas", "analises", "exportacoes")
+    deadline = time.monotonic() + 30
+    while True:
+        rows = ok(get(server, key, "/v1/me/uso"))["data"]
+        found = {cost: sum(row[cost] for row in rows if row["chave_id"] == key.key_id)
+                 for cost in costs}  # fmt: skip
+        if sum(found.values()) >= calls:
+            return found
+        assert time.monotonic() < deadline, found
+        time.sleep(0.1)
+
+
 def wait_lot(
     server: Server,
     key: Issued,

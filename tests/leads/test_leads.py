@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Issued, Server
-from tests.leads.conftest import get, ok
+from tests.leads.conftest import all_pages, get, ok
 from tests.leads.release import LEADS, RESTAURANT, ranked
 
 pytestmark = pytest.mark.usefixtures("leads_server")
@@ -20,26 +20,6 @@ def _restaurants(uf: str | None = None, primary_only: bool = False) -> list[Any]
         if lead.active and (uf is None or lead.uf == uf)
         and (lead.cnae == RESTAURANT or (not primary_only and lead.secondary == RESTAURANT))
     ]  # fmt: skip
-
-
-def _all_pages(server: Server, key: Issued, **params: Any) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = ok(
-            get(
-                server,
-                key,
-                "/v1/leads",
-                limit=100,
-                **params,
-                **({"cursor": cursor} if cursor else {}),
-            )
-        )
-        found += page["data"]
-        cursor = page["next_cursor"]
-        if not cursor:
-            return found
 
 
 def test_count_is_exact_by_uf_and_porte(leads_server: Server, paid_key: Issued) -> None:
@@ -63,7 +43,7 @@ def test_count_is_exact_by_uf_and_porte(leads_server: Server, paid_key: Issued) 
 def test_ranking_scores_and_reasons_follow_the_documented_table(
     leads_server: Server, paid_key: Issued
 ) -> None:
-    leads = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="SP,RJ")
+    leads = all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="SP,RJ")
     expected = ranked(
         [lead for lead in _restaurants() if lead.uf in ("SP", "RJ")], activity=RESTAURANT
     )
@@ -86,12 +66,12 @@ def test_ranking_scores_and_reasons_follow_the_documented_table(
 
 
 def test_primary_only_and_regime_filter(leads_server: Server, paid_key: Issued) -> None:
-    leads = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR",
+    leads = all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR",
                        incluir_secundarias="false")  # fmt: skip
     assert [(lead["score"], lead["empresa"]["cnpj"]) for lead in leads] == ranked(
         _restaurants("PR", primary_only=True), activity=RESTAURANT
     )
-    meis = _all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR", mei="true")
+    meis = all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR", mei="true")
     expected = [lead for lead in _restaurants("PR") if lead.mei]
     assert [(lead["score"], lead["empresa"]["cnpj"]) for lead in meis] == ranked(
         expected, activity=RESTAURANT, regime_asked=True
