@@ -7,13 +7,14 @@ worker (`app.worker`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import procrastinate
 from elasticsearch import AsyncElasticsearch
 from psycopg_pool import AsyncConnectionPool
 
 from app.lib.paging import Cursors
+from app.lib.release import LiveRelease
 from app.lookup.records import RecordStore
 from app.settings import Settings
 from app.webhooks.delivery import Sender
@@ -33,6 +34,8 @@ class Backends:
     """The process's webhook deliveries (pooled HTTP, per-origin bounds)."""
     records: RecordStore | None = None
     """The live release's record store, for lookups by key (`app.lookup.records`)."""
+    live: LiveRelease = field(default_factory=LiveRelease)
+    """The live release's metadata, read at most once a second (`app.lib.release`)."""
 
     @property
     def alias(self) -> str:

@@ -143,6 +143,7 @@ def _print_report(report: LoadReport) -> None:
         )
     state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
     console.print(state, markup=False)
+    console.print(f"reference date {report.data_referencia or 'unknown'}", markup=False)
     if report.live:
         note = report.release_note or "release recorded: the monitors will be checked against it"
         console.print(note, markup=False)
@@ -266,6 +267,15 @@ def drop(
 SourceUrl = Annotated[
     str, typer.Option("--source", envvar="RECEITA_URL", help="Receita's folder of releases.")
 ]
+RegimesUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--regimes-source",
+        envvar="RECEITA_REGIMES_URL",
+        help="Folder of the tax-regime files (default: regime_tributario/ beside the months; "
+        "'' for none).",
+    ),
+]
 Folder = Annotated[Path, typer.Argument(help="Where months are kept (one folder each).")]
 Parallel = Annotated[int, typer.Option(min=1, max=16, help="Files fetched at once.")]
 
@@ -308,6 +318,8 @@ def _print_download(report: fetching.Report) -> None:
     )
     for name, reason in sorted(report.rejected.items()):
         console.print(f"rejected {name}: {reason}", markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
 
 
 @app.command()
@@ -315,6 +327,7 @@ def download(
     directory: Folder,
     month: Annotated[str | None, typer.Option(help="YYYY-MM (default: the newest).")] = None,
     source: SourceUrl = fetching.SOURCE,
+    regimes: RegimesUrl = None,
     parallel: Parallel = 4,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
 ) -> None:
@@ -326,8 +339,8 @@ def download(
     try:
         with _transfer_bar() as bar:
             result = asyncio.run(
-                fetching.download(directory, month=month, base=source, parallel=parallel,
-                                  progress=_Transfer(bar))
+                fetching.download(directory, month=month, base=source, regimes=regimes,
+                                  parallel=parallel, progress=_Transfer(bar))
             )  # fmt: skip
     except fetching.LayoutError as error:
         console.print(f"download failed: {error}", markup=False)
@@ -342,6 +355,7 @@ def download(
 def update(
     directory: Folder = STATE / "receita",
     source: SourceUrl = fetching.SOURCE,
+    regimes: RegimesUrl = None,
     url: ElasticsearchUrl = "http://127.0.0.1:9200",
     alias: Alias = "empresas",
     keep: Annotated[int, typer.Option(min=1, help="Newest releases to keep.")] = 2,
@@ -362,8 +376,8 @@ def update(
     try:
         with _transfer_bar() as bar:
             result = updating.update(
-                es, directory, options, base=source, keep=keep, parallel=parallel,
-                on_download=_Transfer(bar),
+                es, directory, options, base=source, regimes=regimes, keep=keep,
+                parallel=parallel, on_download=_Transfer(bar),
             )  # fmt: skip
     except fetching.LayoutError as error:
         console.print(f"update failed: {error}", markup=False)

@@ -25,6 +25,7 @@ from app.domain.record import (
     InscricaoEstadual,
     Municipio,
     Opcao,
+    RegimeTributario,
     Representante,
     Rotulo,
     Situacao,
@@ -146,12 +147,45 @@ def _registrations(items: Sequence[Sequence[str]]) -> list[InscricaoEstadual]:
     return registrations
 
 
+def _regimes(items: Sequence[Sequence[str]]) -> list[RegimeTributario]:
+    """The company's tax regimes (`staging.REGIME_COLUMNS`), newest year first, one per (year,
+    SCP, form): the same row listed for two establishments of the root is kept once."""
+    seen: set[tuple[str, str, str]] = set()
+    regimes = []
+    for ano, scp, forma, quantidade in items:
+        key = (ano, scp, forma)
+        if key in seen:
+            continue
+        seen.add(key)
+        regimes.append(
+            RegimeTributario(
+                ano=int(ano),
+                forma_de_tributacao=forma,
+                cnpj_da_scp=scp or None,
+                quantidade_de_escrituracoes=int(quantidade),
+            )
+        )
+    return regimes
+
+
+def _latest_regimes(regimes: list[RegimeTributario]) -> list[str]:
+    """The filter values of the company's own rows (not an SCP's) of its newest year."""
+    own = [regime for regime in regimes if regime.cnpj_da_scp is None] or regimes
+    if not own:
+        return []
+    newest = max(regime.ano for regime in own)
+    found = (codes.regimes(r.forma_de_tributacao) for r in own if r.ano == newest)
+    return sorted({value for values in found for value in values})
+
+
 class Builder:
     """Builds documents from joined rows. Values shared by many records (labelled codes,
     CNAEs, municipalities, fixed labels) are built once and reused: they are frozen."""
 
-    def __init__(self, refs: References) -> None:
+    def __init__(self, refs: References, data_referencia: str | None = None) -> None:
         self.refs = refs
+        self.data_referencia = data_referencia
+        """The release's reference date, carried by every record."""
         self._cnaes: dict[str, Cnae] = {}
         self._secondary: dict[str, CnaeSecundario] = {}
         self._municipios: dict[str, tuple[Municipio, str]] = {}
@@ -256,6 +290,7 @@ class Builder:
         nome_fantasia = text(row[4])
         especial = text(row[28])
         registrations = _registrations(joined.inscricoes)
+        regimes = _regimes(joined.regimes)
         return Documento(
             cnpj=f"{root}{order}{digits}",
             cnpj_basico=root,
@@ -298,6 +333,8 @@ class Builder:
             if especial
             else None,
             inscricoes_estaduais=registrations,
+            regime_tributario=regimes,
+            data_referencia=self.data_referencia,
             busca=Busca(
                 razao_social=normalize_name(razao_social or ""),
                 nome_fantasia=normalize_name(nome_fantasia or ""),
@@ -311,6 +348,7 @@ class Builder:
                 cnaes=[c.codigo for c in ([principal] if principal else []) + secondary],
                 cnae_descricao=self.cnae_words(principal) if principal else "",
                 inscricoes=[f"{r.uf}{r.inscricao_estadual}" for r in registrations],
+                regimes=_latest_regimes(regimes),
             ),
         )
 

@@ -11,6 +11,12 @@ and then rejected in the report. Files already complete (in the manifest, with t
 size) are skipped, so a run can be repeated until it completes. Proxies come from the
 environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`).
 
+The yearly tax-regime files (`Lucro Real.zip`, `Lucro Presumido.zip`, `Lucro Arbitrado.zip`,
+`Imunes e Isentas.zip`) live in a folder of their own beside the months
+(`.../dados/cnpj/regime_tributario/`, or `RECEITA_REGIMES_URL`); they are fetched into the
+month's folder with the month's files, the same way, so a load of the folder carries them. A
+source without that folder still gives its month (the report says the regimes were not had).
+
 The manifest, `<dir>/<month>.manifest.json`, lists each file with its URL, size, SHA-256 and
 when it was fetched.
 """
@@ -116,6 +122,8 @@ class Report:
     downloaded: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the operator should know that did not stop the month (tax regimes not listed)."""
     bytes_total: int = 0
     bytes_fetched: int = 0
     seconds: float = 0.0
@@ -189,7 +197,10 @@ class Source:
 
     async def files(self, month: str) -> list[str]:
         """The URLs of the month's zips."""
-        folder = urljoin(self.base, f"{month}/")
+        return await self.zips(urljoin(self.base, f"{month}/"))
+
+    async def zips(self, folder: str) -> list[str]:
+        """The URLs of the zips a folder lists (`LayoutError` for none)."""
         found = sorted(
             {url for url in links(await self._page(folder), folder)
              if url.lower().endswith(".zip") and url.startswith(folder)}
@@ -363,18 +374,25 @@ async def _one(
         return
 
 
+def regime_source(base: str) -> str:
+    """Where the tax-regime files are, beside the month folders of `base`."""
+    return urljoin(base if base.endswith("/") else base + "/", "../regime_tributario/")
+
+
 async def download(
     directory: Path,
     *,
     month: str | None = None,
     base: str = SOURCE,
+    regimes: str | None = None,
     parallel: int = 4,
     timeout: float = 60.0,
     progress: Callable[[Report, Stats, int], None] | None = None,
 ) -> Report:
-    """Downloads the month (the newest when None) into `directory/<month>/`; the report says
-    what was fetched, skipped and rejected. Raises `LayoutError` when the source cannot be
-    read or does not look like Receita's."""
+    """Downloads the month (the newest when None) and the tax-regime files (from `regimes`,
+    by default beside the months; "" for none) into `directory/<month>/`; the report says what
+    was fetched, skipped and rejected. Raises `LayoutError` when the source cannot be read or
+    does not look like Receita's."""
     started = time.perf_counter()
     client_timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout)
     async with aiohttp.ClientSession(timeout=client_timeout, trust_env=True) as session:
@@ -390,7 +408,14 @@ async def download(
         folder = directory / chosen
         folder.mkdir(parents=True, exist_ok=True)
         entries = read_manifest(directory, chosen)
-        report = Report(month=chosen, source=source.base, folder=str(folder), files=len(urls))
+        report = Report(month=chosen, source=source.base, folder=str(folder))
+        regime_folder = regime_source(source.base) if regimes is None else regimes
+        if regime_folder:
+            try:
+                urls += await source.zips(regime_folder)
+            except (LayoutError, TransientError) as error:
+                report.notes.append(f"tax-regime files not fetched ({regime_folder}): {error}")
+        report.files = len(urls)
         stats = Stats()
         sizes: dict[str, int | None] = {}
         for url in urls:

@@ -86,6 +86,14 @@ def release_month(es: Elasticsearch, alias: str) -> str | None:
     return str(month) if month else None
 
 
+def add_meta(es: Elasticsearch, index: str, values: dict[str, Any]) -> None:
+    """Adds `values` to the index's `_meta` (a mapping update replaces `_meta` whole, so the
+    values it holds are sent again)."""
+    found = es.indices.get_mapping(index=index).body
+    meta = next(iter(found.values()))["mappings"].get("_meta", {})
+    es.indices.put_mapping(index=index, meta={**meta, **values})
+
+
 def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> None:
     serving = mapping["settings"]["index"]
     es.indices.put_settings(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import datetime as dt
 import multiprocessing
+import re
 import resource
 import shutil
 import tempfile
@@ -74,6 +76,12 @@ class LoadReport(msgspec.Struct, kw_only=True):
     records_file: str | None = None
     """The release's record store (`indexer.records`), when one was written."""
     records_bytes: int = 0
+    data_referencia: str | None = None
+    """The release's reference date (`YYYY-MM-DD`): the first day of its month when the month
+    is known (`--month`, or a `YYYY-MM` folder), else the latest situação date in its
+    establishment files. Every record carries it; the index's `_meta` keeps it."""
+    carregada_em: str | None = None
+    """When the release was published (UTC, ISO 8601)."""
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
@@ -201,8 +209,10 @@ def _read_main(
     bad_rows: _BadRows,
     progress: Progress,
     readers: int,
+    latest: list[str],
 ) -> list[FileReport]:
-    """Read the main files in `readers` processes; results are taken in release order."""
+    """Read the main files in `readers` processes; results are taken in release order.
+    `latest[0]` becomes the latest situação date (`YYYYMMDD`) of the establishments read."""
     jobs = [
         ReadJob(item.source, item.kind, index, staging.workdir) for index, item in enumerate(items)
     ]
@@ -210,6 +220,7 @@ def _read_main(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=readers, mp_context=context, initializer=relax_gc) as pool:
         for result in pool.map(read_file, jobs):
+            latest[0] = max(latest[0], result.latest)
             job = result.job
             staging.add(job.kind, job.staged, result.rows)
             bad_rows.merge(result)
@@ -274,6 +285,11 @@ def _publish(
     index = report.index
     elastic.restore_settings(es, index, mapping)
     stored = elastic.count(es, index)
+    if report.establishments and not report.documents_written:
+        raise elastic.LoadError(
+            f"Elasticsearch accepted none of the {report.establishments} documents of "
+            f"{index}: the live release is left as it was (see the bad rows)"
+        )
     if stored != report.documents_written:
         raise elastic.LoadError(
             f"index {index} holds {stored} documents, {report.documents_written} were written"
@@ -282,6 +298,8 @@ def _publish(
         previous_count = elastic.count(es, report.previous_index)
         report.removed = max(previous_count - report.changed - report.unchanged, 0)
     catalog.build(es, index, refs)
+    report.carregada_em = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    elastic.add_meta(es, index, {"carregada_em": report.carregada_em})
     if options.swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
@@ -300,6 +318,23 @@ def record_release(database_url: str, alias: str, index: str) -> str | None:
         asyncio.run(releases.publish(database_url, alias, index))
     except (OSError, psycopg.Error) as error:
         return f"release not recorded for the monitors ({type(error).__name__}: {error})"
+    return None
+
+
+_MONTH = re.compile(r"(?<!\d)(\d{4})-(0[1-9]|1[0-2])(?!\d)")
+
+
+def data_referencia(path: Path, month: str | None, latest: str) -> str | None:
+    """The release's reference date: the first day of `month`, or of a `YYYY-MM` in the
+    release's folder name (as Receita names its monthly folders), else the latest situação
+    date found in its establishments (`YYYYMMDD`), else None."""
+    folder = path if path.is_dir() else path.parent
+    for name in ([month] if month else []) + [folder.resolve().name]:
+        found = _MONTH.search(name)
+        if found:
+            return f"{found.group(1)}-{found.group(2)}-01"
+    if latest:
+        return f"{latest[:4]}-{latest[4:6]}-{latest[6:]}"
     return None
 
 
@@ -329,12 +364,16 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         for item in references:
             files.append(_read_reference(item, refs, bad_rows, progress))
         main_files = [item for item in recognised if item.kind not in REFERENCE_KINDS]
-        files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers))
+        latest = [""]
+        files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers, latest))
+        reference_date = data_referencia(path, options.month, latest[0])
         clock.lap("read")
         establishments = staging.build()
         unmatched = staging.unmatched_registrations()
         clock.lap("stage")
-        meta = {"release_month": options.month} if options.month else None
+        meta: dict[str, str] = {"release_month": options.month} if options.month else {}
+        if reference_date:
+            meta["data_referencia"] = reference_date
         index = elastic.create_index(es, options.alias, mapping, options.shards, meta)
         report = LoadReport(
             index=index,
@@ -345,6 +384,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
             registrations_without_establishment=unmatched,
+            data_referencia=reference_date,
         )
         progress.indexing(establishments)
         setup = produce.Setup(
@@ -357,6 +397,7 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
             parallel=options.parallel,
             refs=refs,
             records=options.records_dir,
+            data_referencia=reference_date,
         )
         for result in _index(staging, setup, options.workers):
             _tally(report, result, bad_rows, refs)

@@ -39,6 +39,8 @@ class Setup:
     refs: References
     records: Path | None = None
     """The record store's folder (`indexer.records`), None for none."""
+    data_referencia: str | None = None
+    """The release's reference date (`YYYY-MM-DD`), written into every record."""
 
 
 @dataclass(slots=True)
@@ -60,7 +62,7 @@ class _Worker:
         self.es = elastic.connect(setup.url)
         self.refs = copy.deepcopy(setup.refs)
         """A copy of its own, so the missing-code counts it reports are only this worker's."""
-        self.builder = Builder(self.refs)
+        self.builder = Builder(self.refs, setup.data_referencia)
         self.store = (
             records.open_writer(setup.records, setup.index) if setup.records is not None else None
         )

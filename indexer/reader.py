@@ -16,7 +16,7 @@ from typing import IO
 import msgspec
 
 from app.domain import cnpj, state_registration
-from indexer.sources import COLUMNS, Kind
+from indexer.sources import COLUMNS, Kind, is_regime_header
 
 
 class BadRow(msgspec.Struct, frozen=True):
@@ -43,8 +43,9 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
     """Parsed rows of one file; blank lines are skipped, malformed rows come back as BadRow."""
     expected = COLUMNS[kind]
     validate = _VALIDATORS.get(kind)
+    delimiter = "," if kind is Kind.REGIMES else ";"
     with io.TextIOWrapper(stream, encoding="latin-1", newline="") as text:
-        reader = csv.reader(_clean_lines(text), delimiter=";", quotechar='"', strict=False)
+        reader = csv.reader(_clean_lines(text), delimiter=delimiter, quotechar='"', strict=False)
         while True:
             try:
                 fields = next(reader)
@@ -54,6 +55,8 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
                 yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
                 continue
             if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if kind is Kind.REGIMES and is_regime_header(",".join(fields)):
                 continue
             if len(fields) != expected:
                 yield BadRow(
@@ -95,17 +98,21 @@ def _company_problem(fields: list[str]) -> Problem:
     return _root_problem(fields[0])
 
 
+def is_date(value: str) -> bool:
+    """Whether `value` is a real `YYYYMMDD` date."""
+    if len(value) != 8 or not value.isascii() or not value.isdigit():
+        return False
+    try:
+        dt.date(int(value[:4]), int(value[4:6]), int(value[6:]))
+    except ValueError:
+        return False
+    return True
+
+
 def _date_problem(name: str, value: str) -> Problem:
     value = value.strip()
-    if not value:
+    if not value or is_date(value):
         return None
-    if len(value) == 8 and value.isascii() and value.isdigit():
-        try:
-            dt.date(int(value[:4]), int(value[4:6]), int(value[6:]))
-        except ValueError:
-            pass
-        else:
-            return None
     return f"invalid {name}", f"{value!r}: use YYYYMMDD"
 
 
@@ -146,6 +153,40 @@ def _stage_registration(fields: list[str]) -> list[str]:
     ]
 
 
+def _regime_problem(fields: list[str]) -> Problem:
+    """A tax-regime row: a year, a valid CNPJ, the SCP's CNPJ or `0`, a form of taxation and a
+    count of bookkeepings."""
+    year = fields[0].strip()
+    if not (len(year) == 4 and year.isascii() and year.isdigit()):
+        return "invalid ano", repr(fields[0])
+    check = cnpj.check(fields[1])
+    if check.problem is not None:
+        return "invalid CNPJ", f"{fields[1]!r}: {cnpj.MESSAGES[check.problem]}"
+    scp = fields[2].strip()
+    if scp not in {"", "0"} and cnpj.check(scp).problem is not None:
+        return "invalid cnpj_da_scp", repr(fields[2])
+    forma = fields[3].strip()
+    if not forma or len(forma) > 80:
+        return "invalid forma_de_tributacao", repr(fields[3][:100])
+    count = fields[4].strip()
+    if count and not (count.isascii() and count.isdigit() and len(count) <= 6):
+        return "invalid quantidade_de_escrituracoes", repr(fields[4][:20])
+    return None
+
+
+def _stage_regime(fields: list[str]) -> list[str]:
+    """The company root first (the staging key), then the year, the SCP's CNPJ (empty for
+    none), the form of taxation in upper case and single spaces, and the count."""
+    scp = fields[2].strip()
+    return [
+        cnpj.clean(fields[1])[:8],
+        fields[0].strip(),
+        "" if scp in {"", "0"} else cnpj.clean(scp),
+        " ".join(fields[3].split()).upper(),
+        fields[4].strip() or "0",
+    ]
+
+
 def _stage_establishment(fields: list[str]) -> list[str]:
     """The CNPJ's three parts as `cnpj.clean` spells them (a valid row may carry punctuation,
     spaces or lower-case letters in them)."""
@@ -180,9 +221,11 @@ _VALIDATORS: dict[Kind, Callable[[list[str]], Problem]] = {
     Kind.PAISES: _reference_problem,
     Kind.QUALIFICACOES: _reference_problem,
     Kind.INSCRICOES: _registration_problem,
+    Kind.REGIMES: _regime_problem,
 }
 
 _STAGERS: dict[Kind, Callable[[list[str]], list[str]]] = {
     Kind.ESTABELECIMENTOS: _stage_establishment,
     Kind.INSCRICOES: _stage_registration,
+    Kind.REGIMES: _stage_regime,
 }

@@ -8,11 +8,12 @@ rows and its bad rows to files of its own and returns only counts and a small sa
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.reader import BadRow, read_rows, stage
+from indexer.reader import BadRow, is_date, read_rows, stage
 from indexer.sources import Kind, Source
 from indexer.staging import staged_line
 
@@ -43,6 +44,10 @@ class ReadResult:
     bad: int = 0
     by_reason: Counter[str] = field(default_factory=Counter)
     sample: list[BadRow] = field(default_factory=list)
+    latest: str = ""
+    """The latest `data_situacao_cadastral` (`YYYYMMDD`, none after today) of an establishment
+    file's valid rows: how recent the release's data is when its folder does not name its
+    month."""
 
 
 def read_file(job: ReadJob) -> ReadResult:
@@ -51,6 +56,8 @@ def read_file(job: ReadJob) -> ReadResult:
     result = ReadResult(job)
     name = job.source.name
     sequence = job.kind is Kind.SOCIOS
+    dated = job.kind is Kind.ESTABELECIMENTOS
+    today = dt.date.today().strftime("%Y%m%d")
     with (
         job.source.open() as stream,
         job.staged.open("wb") as staged,
@@ -66,6 +73,8 @@ def read_file(job: ReadJob) -> ReadResult:
                 bad_rows.writerow((row.file, row.line, row.reason, row.detail))
             else:
                 result.rows += 1
+                if dated and result.latest < row.fields[6] <= today and is_date(row.fields[6]):
+                    result.latest = row.fields[6]
                 if sequence:
                     line = staged_line(job.kind, row.fields, f"{job.index:05d}{row.line:012d}")
                 else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 GEN0_THRESHOLD = 50_000
@@ -16,7 +17,7 @@ def relax_gc() -> None:
     Objects alive at this point (modules, reference tables) are frozen out of the scans;
     cycles made later by libraries are still collected, only less often.
     """
-    gc.freeze()
+    _freeze()
     gc.set_threshold(GEN0_THRESHOLD, 20, 100)
 
 
@@ -29,10 +30,19 @@ def collect_between_units() -> None:
     the same cycles (those libraries make while sending requests) for a fraction of the cost,
     and memory stays bounded by what one bucket can leave behind.
     """
-    gc.freeze()
+    _freeze()
     gc.disable()
 
 
 def end_of_unit() -> None:
     """Collect the cycles one unit of work left behind (see `collect_between_units`)."""
     gc.collect()
+
+
+def _freeze() -> None:
+    """Move what is alive out of the collector's scans, and back in when the process exits:
+    frozen objects are never finalised, and DuckDB's bindings (nanobind) report every one of
+    their objects left at exit as a leak, a wall of `nanobind: leaked ...` lines after the
+    load's report."""
+    gc.freeze()
+    atexit.register(gc.unfreeze)

@@ -4,7 +4,9 @@ A release is a folder of zips whose CSV members have unstable names
 (`K3241.K03200Y0.D50308.EMPRECSV`, `F.K03200$W.SIMPLES.CSV.D50308`...), or the same members
 already extracted. A file is recognised by a kind marker in its member or zip name, confirmed by
 the column count of its first row; a file with no marker is recognised by its columns alone.
-Anything else (tax-regime CSVs, notes, checksums) is listed as ignored, never guessed.
+The yearly tax-regime CSVs (Lucro Real, Lucro Presumido, Lucro Arbitrado, Imunes e Isentas) have
+a header of their own, which recognises them. Anything else (notes, checksums) is listed as
+ignored, never guessed.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class Kind(StrEnum):
     QUALIFICACOES = "qualificacoes"
     INSCRICOES = "inscricoes"
     """State registrations (Sintegra): our own format, see docs/indexer.md."""
+    REGIMES = "regimes"
+    """The yearly tax-regime files: `,`-separated, with a header, formatted CNPJs."""
 
 
 COLUMNS: dict[Kind, int] = {
@@ -48,7 +52,11 @@ COLUMNS: dict[Kind, int] = {
     Kind.PAISES: 2,
     Kind.QUALIFICACOES: 2,
     Kind.INSCRICOES: 8,
+    Kind.REGIMES: 5,
 }
+
+REGIME_HEADER = ["ano", "cnpj", "cnpj_da_scp", "forma_de_tributacao", "quantidade_de_escrituracoes"]
+"""The first line of every tax-regime file."""
 
 REFERENCE_KINDS = frozenset(kind for kind, columns in COLUMNS.items() if columns == 2)
 
@@ -155,13 +163,20 @@ def kind_from_name(source: Source) -> Kind | None:
     return None
 
 
-def first_row(source: Source) -> list[str] | None:
-    """The first non-blank row, parsed as Receita CSV, or None when there is none."""
+def first_line(source: Source) -> str | None:
+    """The first non-blank line, or None when there is none."""
     with source.open() as raw, io.TextIOWrapper(raw, encoding="latin-1", newline="") as text:
         for line in text:
             if line.strip("\r\n\x00 "):
-                return next(csv.reader([line.replace("\x00", "")], delimiter=";"))
+                return line.replace("\x00", "")
     return None
+
+
+def is_regime_header(line: str) -> bool:
+    """Whether `line` is the header of a tax-regime file (a UTF-8 byte-order mark, read as
+    latin-1, is allowed before it)."""
+    text = line.strip("\r\n ").removeprefix("\u00ef\u00bb\u00bf").removeprefix("\ufeff")
+    return [part.strip().lower() for part in text.split(",")] == REGIME_HEADER
 
 
 def kind_from_columns(row: list[str]) -> Kind | None:
@@ -178,11 +193,14 @@ def kind_from_columns(row: list[str]) -> Kind | None:
 
 def recognise(source: Source) -> Recognised | Ignored:
     try:
-        row = first_row(source)
+        line = first_line(source)
     except (OSError, zipfile.BadZipFile, RuntimeError) as error:
         return Ignored(source, f"unreadable: {error}")
-    if row is None:
+    if line is None:
         return Ignored(source, "empty file")
+    if is_regime_header(line):
+        return Recognised(source, Kind.REGIMES)
+    row = next(csv.reader([line], delimiter=";"))
     named = kind_from_name(source)
     if named is not None and len(row) == COLUMNS[named]:
         return Recognised(source, named)

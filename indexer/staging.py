@@ -52,12 +52,16 @@ INSCRICAO_COLUMNS = (
 )  # fmt: skip
 """As staged by `indexer.reader.stage`, after the two keys (company root and CNPJ)."""
 
+REGIME_COLUMNS = ("ano", "cnpj_da_scp", "forma_de_tributacao", "quantidade_de_escrituracoes")
+"""As staged by `indexer.reader.stage`, after the company root."""
+
 KEYS: dict[Kind, tuple[str, tuple[str, ...]]] = {
     Kind.ESTABELECIMENTOS: ("estabelecimentos", ("cnpj_basico", "cnpj")),
     Kind.EMPRESAS: ("empresas", ("cnpj_basico",)),
     Kind.SIMPLES: ("simples", ("cnpj_basico",)),
     Kind.SOCIOS: ("socios", ("cnpj_basico", "seq")),
     Kind.INSCRICOES: ("inscricoes", ("cnpj_basico", "cnpj")),
+    Kind.REGIMES: ("regimes", ("cnpj_basico",)),
 }
 """Staging table and key columns of each main kind; every table ends with `payload`."""
 
@@ -74,20 +78,25 @@ def staged_line(kind: Kind, fields: list[str], seq: str = "") -> bytes:
         keys = f"{fields[0]}\t{seq}"
     elif kind is Kind.INSCRICOES:
         keys, fields = f"{fields[0]}\t{fields[1]}", fields[2:]
+    elif kind is Kind.REGIMES:
+        keys, fields = fields[0], fields[1:]
     else:
         keys = fields[0]
     return b"%s\t%s\n" % (keys.encode(), _encode(fields))
 
 
 class Joined(msgspec.Struct, array_like=True, gc=False):
-    """One establishment joined with its company, Simples row, partners and registrations;
-    each part is the staged fields of its row, in `*_COLUMNS` order (None when absent)."""
+    """One establishment joined with its company, Simples row, partners, registrations and the
+    company's tax regimes; each part is the staged fields of its row, in `*_COLUMNS` order (None
+    when absent)."""
 
     estabelecimento: list[str]
     empresa: list[str] | None
     simples: list[str] | None
     socios: list[list[str]]
     inscricoes: list[list[str]]
+    regimes: list[list[str]] = msgspec.field(default_factory=list)
+    """Newest year first."""
 
 
 _JOIN = """
@@ -98,15 +107,20 @@ WITH partners AS (
     -- the payload starts with the UF and the number: its order is (uf, inscricao_estadual)
     SELECT cnpj, '[' || string_agg(payload, ',' ORDER BY payload) || ']' AS inscricoes
     FROM inscricoes WHERE bucket = $bucket GROUP BY cnpj
+), regimes AS (
+    -- the payload starts with the year (four digits): descending payloads are newest first
+    SELECT cnpj_basico, '[' || string_agg(payload, ',' ORDER BY payload DESC) || ']' AS regimes
+    FROM regimes WHERE bucket = $bucket GROUP BY cnpj_basico
 )
 SELECT '[' || e.payload || ',' || coalesce(c.payload, 'null') || ','
        || coalesce(s.payload, 'null') || ',' || coalesce(p.socios, '[]') || ','
-       || coalesce(r.inscricoes, '[]') || ']'
+       || coalesce(r.inscricoes, '[]') || ',' || coalesce(t.regimes, '[]') || ']'
 FROM (SELECT * FROM estabelecimentos WHERE bucket = $bucket) e
 LEFT JOIN (SELECT * FROM empresas WHERE bucket = $bucket) c USING (cnpj_basico)
 LEFT JOIN (SELECT * FROM simples WHERE bucket = $bucket) s USING (cnpj_basico)
 LEFT JOIN partners p USING (cnpj_basico)
 LEFT JOIN registrations r ON r.cnpj = e.cnpj
+LEFT JOIN regimes t USING (cnpj_basico)
 """
 
 

@@ -48,6 +48,7 @@ def update(
     options: Options,
     *,
     base: str = download.SOURCE,
+    regimes: str | None = None,
     keep: int = 2,
     parallel: int = 4,
     progress: Progress | None = None,
@@ -60,8 +61,8 @@ def update(
     if live is not None and newest <= live:
         return UpdateReport(estado=NOTHING_NEW, newest=newest, live_before=live)
     fetched = asyncio.run(
-        download.download(directory, month=newest, base=base, parallel=parallel,
-                          progress=on_download)
+        download.download(directory, month=newest, base=base, regimes=regimes,
+                          parallel=parallel, progress=on_download)
     )  # fmt: skip
     report = UpdateReport(
         estado=REJECTED, newest=newest, live_before=live, download=fetched.as_dict()

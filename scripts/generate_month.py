@@ -1,6 +1,7 @@
 """Write a coherent synthetic month in the exact Receita format, for benchmarks and tests.
 
     python scripts/generate_month.py OUT --establishments 100000 [--seed 7] [--parts 10]
+        [--regimes 0.15] [--alfanumericos 0.0]
 
 Companies come with one to four establishments, partners and Simples rows; every CNPJ has valid
 check digits; names, CNAEs and municipalities are drawn from the real reference tables in
@@ -8,6 +9,13 @@ fixtures/ (which are copied into the month too). The same seed gives the same mo
 zips like Receita's (`Empresas0.zip` holding `K3241.K03200Y0.D61108.EMPRECSV`...), latin-1,
 `;`-separated, every field quoted, and establishments are shuffled within each part, as real
 files are not sorted by key.
+
+A share of companies (`--regimes`) has one to three years of tax regime in the four yearly
+tax-regime files (`Lucro Real.zip`, `Lucro Presumido.zip`, `Lucro Arbitrado.zip`,
+`Imunes e Isentas.zip`: a header, `,`-separated, formatted CNPJs of the matriz). A share of
+companies (`--alfanumericos`) gets alphanumeric CNPJs, as Receita issues from July 2026: letters
+and digits in the root and the order, valid check digits. Both are drawn from a random stream
+of their own, so the rest of a month is the same with or without them.
 """
 
 from __future__ import annotations
@@ -305,12 +313,84 @@ class Month:
         return [root, "S", start, excluded, mei, start if mei == "S" else "00000000", "00000000"]
 
 
-def generate(out: Path, establishments: int, seed: int, parts: int) -> dict[str, int]:
+REGIME_FILES = {
+    "Lucro Real": ("LUCRO REAL",),
+    "Lucro Presumido": ("LUCRO PRESUMIDO", "LUCRO PRESUMIDO/LUCRO ARBITRADO"),
+    "Lucro Arbitrado": ("LUCRO ARBITRADO",),
+    "Imunes e Isentas": ("IMUNE DO IRPJ", "ISENTA DO IRPJ"),
+}
+REGIME_YEARS = (2021, 2022, 2023, 2024)
+ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def formatted(number: str) -> str:
+    return f"{number[:2]}.{number[2:5]}.{number[5:8]}/{number[8:12]}-{number[12:]}"
+
+
+class Extras:
+    """Tax regimes and alphanumeric CNPJs, from a random stream of their own."""
+
+    def __init__(self, out: Path, seed: int, regimes: float, alphanumeric: float) -> None:
+        self.rng = random.Random(seed * 7919 + 1)
+        self.regimes, self.alphanumeric = regimes, alphanumeric
+        self.files: dict[str, Any] = {}
+        self.out = out
+        self.rows = 0
+
+    def root(self, numeric: str) -> tuple[str, bool]:
+        """The company's root: `numeric`, or (for the alphanumeric share) letters and digits
+        with at least one letter."""
+        if self.rng.random() >= self.alphanumeric:
+            return numeric, False
+        while True:
+            root = "".join(self.rng.choices(ALPHANUMERIC, k=8))
+            if not root.isdigit():
+                return root, True
+
+    def order(self, order: int, alphanumeric: bool) -> str:
+        if alphanumeric and order > 1 and self.rng.random() < 0.5:
+            return f"{self.rng.choice(ALPHANUMERIC[:26])}{order:03d}"
+        return f"{order:04d}"
+
+    def regime(self, matriz: str) -> None:
+        """One to three consecutive years of one regime for the company, in its file."""
+        rng = self.rng
+        if rng.random() >= self.regimes:
+            return
+        name = rng.choices(list(REGIME_FILES), (0.15, 0.6, 0.05, 0.2))[0]
+        form = rng.choice(REGIME_FILES[name])
+        years = rng.randint(1, 3)
+        start = rng.randint(0, len(REGIME_YEARS) - years)
+        writer = self.files.get(name)
+        if writer is None:
+            archive = zipfile.ZipFile(self.out / f"{name}.zip", "w", zipfile.ZIP_DEFLATED)
+            stream = io.TextIOWrapper(archive.open(f"{name}.csv", "w"), encoding="latin-1")
+            stream.write("ano,cnpj,cnpj_da_scp,forma_de_tributacao,quantidade_de_escrituracoes\r\n")
+            writer = self.files[name] = (archive, stream)
+        for year in REGIME_YEARS[start : start + years]:
+            writer[1].write(f"{year},{formatted(matriz)},0,{form},1\r\n")
+            self.rows += 1
+
+    def close(self) -> None:
+        for archive, stream in self.files.values():
+            stream.close()
+            archive.close()
+
+
+def generate(
+    out: Path,
+    establishments: int,
+    seed: int,
+    parts: int,
+    regimes: float = 0.15,
+    alphanumeric: float = 0.0,
+) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     for name, member in REFERENCE_FILES.items():
         with zipfile.ZipFile(out / f"{name}.zip", "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(SAMPLE / f"{member}.csv", f"F.K03200$Z.D61108.{member}")
     month = Month(seed)
+    extras = Extras(out, seed, regimes, alphanumeric)
     counts = {"empresas": 0, "estabelecimentos": 0, "socios": 0, "simples": 0}
     simples = Writer(out / "Simples.zip", "F.K03200$W.SIMPLES.CSV.D61108")
     per_part = -(-establishments // parts)
@@ -328,13 +408,19 @@ def generate(out: Path, establishments: int, seed: int, parts: int) -> dict[str,
         pending: list[list[str]] = []
         while written < target:
             root_number += month.rng.randint(1, 40)
-            root = f"{root_number:08d}"
+            root, alphanumeric_root = extras.root(f"{root_number:08d}")
             company, trade = month.company(root)
             writers["empresas"].csv.writerow(company)
             counts["empresas"] += 1
             branches = month.rng.choices((1, 2, 3, 4), (0.85, 0.1, 0.03, 0.02))[0]
             for order in range(1, min(branches, target - written) + 1):
-                pending.append(month.establishment(root, order, trade))
+                row = month.establishment(root, order, trade)
+                if alphanumeric_root:
+                    row[1] = extras.order(order, True)
+                    row[2] = check_digits(root + row[1])
+                if order == 1:
+                    extras.regime("".join(row[:3]))
+                pending.append(row)
                 written += 1
             for partner in month.partners(root):
                 writers["socios"].csv.writerow(partner)
@@ -351,6 +437,8 @@ def generate(out: Path, establishments: int, seed: int, parts: int) -> dict[str,
         for writer in writers.values():
             writer.close()
     simples.close()
+    extras.close()
+    counts["regimes"] = extras.rows
     return counts
 
 
@@ -360,10 +448,16 @@ def main() -> None:
     parser.add_argument("--establishments", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--parts", type=int, default=10)
+    parser.add_argument("--regimes", type=float, default=0.15, help="share with a tax regime")
+    parser.add_argument(
+        "--alfanumericos", type=float, default=0.0, help="share with alphanumeric CNPJs"
+    )
     args = parser.parse_args()
     if args.out.exists():
         shutil.rmtree(args.out)
-    counts = generate(args.out, args.establishments, args.seed, args.parts)
+    counts = generate(
+        args.out, args.establishments, args.seed, args.parts, args.regimes, args.alfanumericos
+    )
     print(" ".join(f"{kind}={count}" for kind, count in counts.items()))
 
 

@@ -101,3 +101,19 @@ UF_IBGE = {
     "SC": "42", "RS": "43", "MS": "50", "MT": "51", "GO": "52", "DF": "53",
 }  # fmt: skip
 """Each UF's IBGE code (the first two digits of its municipalities' codes)."""
+
+REGIMES = {
+    "lucro_real": "REAL",
+    "lucro_presumido": "PRESUMIDO",
+    "lucro_arbitrado": "ARBITRADO",
+    "imune": "IMUNE",
+    "isenta": "ISENTA",
+}
+"""Tax-regime filter values, each with the word that marks it in Receita's `forma_de_tributacao`
+(a mixed form such as `LUCRO PRESUMIDO/LUCRO ARBITRADO` has both)."""
+
+
+def regimes(forma: str) -> list[str]:
+    """The filter values a `forma_de_tributacao` belongs to."""
+    words = forma.upper()
+    return [key for key, word in REGIMES.items() if word in words]

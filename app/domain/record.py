@@ -152,6 +152,19 @@ class InscricaoEstadual(msgspec.Struct, frozen=True, kw_only=True):
     regime_apuracao: str | None
 
 
+class RegimeTributario(msgspec.Struct, frozen=True, kw_only=True):
+    """One year of the company's income-tax regime, from Receita's yearly tax-regime files
+    (Lucro Real, Lucro Presumido, Lucro Arbitrado, Imunes e Isentas). The regime belongs to the
+    company: every establishment of its root carries the same list."""
+
+    ano: int
+    forma_de_tributacao: str
+    """As Receita writes it: `LUCRO REAL`, `LUCRO PRESUMIDO`, `IMUNE DO IRPJ`..."""
+    cnpj_da_scp: str | None
+    """The CNPJ of the silent partnership (SCP) the row is about, or null for the company."""
+    quantidade_de_escrituracoes: int
+
+
 class _Cabecalho(msgspec.Struct, frozen=True, kw_only=True):
     """The leading fields of the record, shared by the returned and the stored form."""
 
@@ -181,8 +194,12 @@ class Empresa(_Cabecalho, frozen=True, kw_only=True):
     socios: list[Socio]
     situacao_especial: SituacaoEspecial | None
     inscricoes_estaduais: list[InscricaoEstadual] = msgspec.field(default_factory=list)
+    regime_tributario: list[RegimeTributario] = msgspec.field(default_factory=list)
+    """The company's tax regime by year, newest first (empty when Receita lists none)."""
     hash: str = ""
     """Content hash of every other field: equal hashes mean an unchanged record."""
+    data_referencia: str | None = None
+    """The reference date (`YYYY-MM-DD`) of the release that answered: how fresh it is."""
 
 
 RESTRICTED = ("contato", "socios", "inscricoes_estaduais")
@@ -199,8 +216,10 @@ class EmpresaPublica(_Cabecalho, frozen=True, kw_only=True):
     simples: Opcao | None
     mei: Opcao | None
     situacao_especial: SituacaoEspecial | None
+    regime_tributario: list[RegimeTributario] = msgspec.field(default_factory=list)
     hash: str = ""
     """The content hash of the whole record, as in `Empresa`."""
+    data_referencia: str | None = None
     restrito: list[str] = msgspec.field(default_factory=lambda: list(RESTRICTED))
     """Fields left out without a key; send `Authorization: Bearer <API_KEY>` to read them."""
 
@@ -246,8 +265,12 @@ class Registro(_Cabecalho, frozen=True, kw_only=True):
     socios: list[Socio]
     situacao_especial: SituacaoEspecial | None
     inscricoes_estaduais: list[InscricaoEstadual] = msgspec.field(default_factory=list)
+    regime_tributario: list[RegimeTributario] = msgspec.field(default_factory=list)
     hash: str = ""
     """Content hash of every other stored field: equal hashes mean an unchanged record."""
+    data_referencia: str | None = None
+    """The reference date of the release the record was loaded from; after `hash`, so a new
+    release of the same data leaves the hash as it was."""
 
 
 class Busca(msgspec.Struct, frozen=True, kw_only=True):
@@ -266,6 +289,8 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     cnae_descricao: str
     inscricoes: list[str] = msgspec.field(default_factory=list)
     """`<UF><inscrição estadual>` of each state registration, for lookups by registration."""
+    regimes: list[str] = msgspec.field(default_factory=list)
+    """The tax regimes of the newest year listed (`app.domain.codes.REGIMES` keys)."""
 
 
 class Documento(Registro, frozen=True, kw_only=True):

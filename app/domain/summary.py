@@ -19,7 +19,7 @@ SOURCE_FIELDS = [
     "cnpj", "cnpj_basico", "razao_social", "nome_fantasia", "matriz_filial.descricao",
     "situacao_cadastral.descricao", "abertura", "porte.descricao", "capital_social",
     "cnae_principal.codigo", "cnae_principal.descricao", "endereco.municipio.nome",
-    "endereco.municipio.codigo_ibge", "endereco.uf", "endereco.cep",
+    "endereco.municipio.codigo_ibge", "endereco.uf", "endereco.cep", "data_referencia",
 ]  # fmt: skip
 
 
@@ -100,6 +100,7 @@ class Fonte(msgspec.Struct):
     contato: _Contato | None = None
     socios: list[Socio] = msgspec.field(default_factory=list)
     busca: _Busca | None = None
+    data_referencia: str | None = None
 
 
 def _label(value: _Label | None) -> str | None:

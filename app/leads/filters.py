@@ -137,6 +137,7 @@ class FiltrosLead(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
     matriz: Annotated[bool, msgspec.Meta(description="Só matrizes (ou só filiais).")] | None = None
     simples: Annotated[bool, msgspec.Meta(description="Optantes do Simples.")] | None = None
     mei: Annotated[bool, msgspec.Meta(description="MEI (ou, com false, sem MEI).")] | None = None
+    regime_tributario: f.RegimeFiltro | None = None
     capital_min: Capital | None = None
     capital_max: Capital | None = None
     abertura_de: dt.date | None = None
@@ -333,6 +334,7 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         matriz=_merge(filtros.matriz, named.get("matriz"), "matriz"),
         simples=_merge(filtros.simples, named.get("simples"), "simples"),
         mei=_merge(filtros.mei, named.get("mei"), "mei"),
+        regime_tributario=filtros.regime_tributario,
         capital_min=filtros.capital_min,
         capital_max=filtros.capital_max,
         abertura_de=filtros.abertura_de,

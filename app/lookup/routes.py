@@ -15,6 +15,7 @@ from app.auth.middleware import access
 from app.context import Backends
 from app.domain.record import Empresa, EmpresaPublica, public_view
 from app.errors import ErrorBody
+from app.lib import release
 from app.lib.operations import meter
 from app.lib.responses import entity_tag, json_response, matches, not_modified, validators
 from app.lookup.service import (
@@ -78,12 +79,16 @@ async def lookup_cnpj(
     company = await consultar(backends, ConsultaCnpj(cnpj=cnpj))
     state = access(request)
     anonymous = state is not None and state.caller.identity is None
-    tag = entity_tag(company.hash, "publica" if anonymous else "completa")
+    view = "publica" if anonymous else "completa"
+    tag = entity_tag(company.hash, f"{view}.{company.data_referencia or ''}")
+    fresh = release.header(company.data_referencia)
     if tag is not None and matches(request.headers.get("if-none-match"), tag):
-        return not_modified(tag)
-    answer = json_response(public_view(company) if anonymous else company)
-    if tag is not None:
-        answer.headers.update(validators(tag))
+        answer = not_modified(tag)
+    else:
+        answer = json_response(public_view(company) if anonymous else company)
+        if tag is not None:
+            answer.headers.update(validators(tag))
+    answer.headers.update(fresh)
     return answer
 
 

@@ -138,6 +138,7 @@ class BuscaEmpresas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     situacao: Situacao | None = None
     com_email: ComEmail | None = None
     com_telefone: ComTelefone | None = None
+    regime_tributario: f.RegimeFiltro | None = None
     limit: Limite = f.DEFAULT_LIMIT
     cursor: Cursor | None = None
 
@@ -145,7 +146,7 @@ class BuscaEmpresas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return f.Filtros(
             nome=self.nome, uf=self.uf, municipio=self.cidade, cnae=self.cnae,
             situacao=self.situacao, com_email=self.com_email, com_telefone=self.com_telefone,
-            limit=self.limit, cursor=self.cursor,
+            regime_tributario=self.regime_tributario, limit=self.limit, cursor=self.cursor,
         )  # fmt: skip
 
 

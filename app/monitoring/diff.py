@@ -15,8 +15,9 @@ from typing import Any
 
 import msgspec
 
-IGNORED = frozenset({"hash", "contato.validacao", "contato.disponibilidade"})
-"""Paths whose change is never news on its own (they follow from other fields)."""
+IGNORED = frozenset({"hash", "data_referencia", "contato.validacao", "contato.disponibilidade"})
+"""Paths whose change is never news on its own (they follow from other fields, or say which
+release answered)."""
 
 
 def _partner(item: Any) -> str:
@@ -72,6 +73,8 @@ def _list(path: str, old: list[Any], new: list[Any]) -> Mudanca | None:
 def _walk(path: str, old: Any, new: Any, found: list[Mudanca]) -> None:
     if path in IGNORED or old == new:
         return
+    if (old is None and new == []) or (old == [] and new is None):
+        return  # a list the older record did not have yet, still empty: nothing happened
     if isinstance(old, dict) and isinstance(new, dict):
         for name in sorted({*old, *new}):
             _walk(f"{path}.{name}" if path else name, old.get(name), new.get(name), found)

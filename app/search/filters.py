@@ -53,6 +53,15 @@ _PORTES = {
     "demais": "05",
     "nao informado": "00",
 }
+_REGIMES = {
+    **{key: key for key in codes.REGIMES},
+    **{key.replace("_", " "): key for key in codes.REGIMES},
+    "real": "lucro_real",
+    "presumido": "lucro_presumido",
+    "arbitrado": "lucro_arbitrado",
+    "imune do irpj": "imune",
+    "isenta do irpj": "isenta",
+}
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
 
 
@@ -67,6 +76,17 @@ Telefone = Annotated[str, msgspec.Meta(max_length=32)]
 Email = Annotated[str, msgspec.Meta(max_length=320)]
 Municipio = Annotated[str, msgspec.Meta(max_length=100)]
 Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR)]
+RegimeFiltro = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=MAX_LIST_TEXT,
+        description=(
+            "Regime tributário do ano mais recente na Receita: lucro_real, lucro_presumido, "
+            "lucro_arbitrado, imune, isenta (vários separados por vírgula: qualquer um deles)."
+        ),
+        examples=["lucro_presumido"],
+    ),
+]
 Capital = Annotated[float, msgspec.Meta(ge=0, lt=1e15)]
 Limite = Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)]
 
@@ -98,6 +118,9 @@ class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_def
     matriz: bool | None = None
     simples: bool | None = None
     mei: bool | None = None
+    regime_tributario: RegimeFiltro | None = None
+    """The newest year's tax regime: lucro_real, lucro_presumido, lucro_arbitrado, imune,
+    isenta (comma-separated: any of them)."""
     com_email: bool | None = None
     com_telefone: bool | None = None
     limit: Limite = DEFAULT_LIMIT
@@ -284,6 +307,9 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
         found.append({"terms": {"situacao_cadastral.codigo": situations}})
     if filters.matriz is not None:
         found.append({"term": {"matriz_filial.codigo": "1" if filters.matriz else "2"}})
+    if filters.regime_tributario is not None:
+        regimes = _codes("regime_tributario", filters.regime_tributario, _REGIMES)
+        found.append({"terms": {"busca.regimes": regimes}})
     for name, field in (
         ("simples", "simples.optante"),
         ("mei", "mei.optante"),

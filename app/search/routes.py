@@ -11,6 +11,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from app.context import Backends
 from app.errors import ErrorBody
+from app.lib import release
 from app.lib.body import single_values
 from app.lib.operations import Custo, Operacao, meter
 from app.lib.responses import json_response
@@ -45,7 +46,10 @@ async def answer(
     request: Request[Any, Any, Any], backends: Backends, filters: f.Filtros, mode: Modo
 ) -> Response[bytes]:
     await meter(request, OPERATIONS[mode])
-    return json_response(await search(backends, filters, mode))
+    page = await search(backends, filters, mode)
+    answer = json_response(page)
+    answer.headers.update(release.header(page.data_referencia))
+    return answer
 
 
 _SEARCH_DOC = (

@@ -70,6 +70,8 @@ class Pagina(msgspec.Struct, kw_only=True, omit_defaults=True):
     facets: dict[str, list[Contagem]] | None = None
     filtros: dict[str, Any] = msgspec.field(default_factory=dict)
     """The filters as understood (normalised text, codes), to show what was applied."""
+    data_referencia: str | None = None
+    """The reference date of the release that answered (`YYYY-MM-DD`)."""
 
 
 def _check_mode(filters: f.Filtros, mode: Modo) -> None:
@@ -174,6 +176,10 @@ async def run_query(
         name: [Contagem(valor=str(b.key), total=b.doc_count) for b in page.response.buckets(name)]
         for name in facets
     }
+    reference = page.hits[0].source.data_referencia if page.hits else None
+    if reference is None:
+        live = await backends.live.get(backends.es, backends.alias)
+        reference = live.data_referencia if live else None
     return Pagina(
         data=[
             ResultadoBusca(
@@ -184,4 +190,5 @@ async def run_query(
         total=page.total,
         next_cursor=page.next_cursor,
         facets=counted or None,
+        data_referencia=reference,
     )

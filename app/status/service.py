@@ -11,6 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from app.lib.elastic import body
+from app.lib.release import releases
 
 
 class Dependency(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -23,6 +24,10 @@ class IndexState(msgspec.Struct, kw_only=True):
     alias: str
     name: str | None
     documents: int | None
+    data_referencia: str | None = None
+    """The live release's reference date (`YYYY-MM-DD`): how fresh the data is."""
+    carregada_em: str | None = None
+    """When the indexer published the live release (UTC, ISO 8601)."""
 
 
 class AuditState(msgspec.Struct, kw_only=True):
@@ -81,11 +86,18 @@ async def _redis(redis: Redis) -> None:
 async def _index(es: AsyncElasticsearch, alias: str, timeout: float) -> IndexState:
     try:
         async with asyncio.timeout(timeout):
-            names = msgspec.json.decode(body(await es.indices.get_alias(name=alias)))
+            live = await releases(es, alias)
             counted = msgspec.json.decode(body(await es.count(index=alias)), type=_Count)
     except Exception:
         return IndexState(alias=alias, name=None, documents=None)
-    return IndexState(alias=alias, name=",".join(sorted(names)), documents=counted.count)
+    newest = live[-1] if live else None
+    return IndexState(
+        alias=alias,
+        name=",".join(release.indice for release in live),
+        documents=counted.count,
+        data_referencia=newest.data_referencia if newest else None,
+        carregada_em=newest.carregada_em if newest else None,
+    )
 
 
 async def status(

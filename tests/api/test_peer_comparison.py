@@ -9,24 +9,47 @@ below, with exactly these values (`docs/peer-comparison.md` explains each).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.conftest import SERPRO
+from tests.conftest import PEER_DATA, SERPRO
 
 PEER = json.loads((Path(__file__).parent.parent / "data" / "minha-receita-serpro.json").read_text())
 
-NOT_SERVED = frozenset(
-    {
-        # The tax-regime files (Lucro Real, Presumido, Arbitrado, Imunes e Isentas) are listed
-        # as ignored by the indexer: our record has no tax regime yet.
-        "regime_tributario",
-    }
-)
+NOT_SERVED: frozenset[str] = frozenset()
 """Fields of the peer's record that ours does not serve: left out by name, never faked."""
+
+
+def _serpro_regimes() -> list[dict[str, Any]]:
+    """SERPRO's rows of the release's tax-regime files, in the peer's shape (its
+    `response.json` lists `{ano, cnpj_da_scp, forma_de_tributacao, quantidade_de_escrituracoes}`,
+    a `cnpj_da_scp` of 0 as null), newest year first, read with the standard library."""
+    found = []
+    for path in sorted(PEER_DATA.glob("*.zip")):
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.namelist():
+                text = io.TextIOWrapper(archive.open(member), encoding="latin-1", newline="")
+                first = text.readline()
+                if not first.startswith("ano,cnpj,"):
+                    continue
+                for row in csv.reader(text):
+                    if re.sub(r"\D", "", row[1]) == SERPRO:
+                        found.append({
+                            "ano": int(row[0]),
+                            "cnpj_da_scp": None if row[2] == "0" else row[2],
+                            "forma_de_tributacao": row[3],
+                            "quantidade_de_escrituracoes": int(row[4]),
+                        })  # fmt: skip
+    return sorted(found, key=lambda item: -item["ano"])
+
+
 DELIBERATE = {
     # peer value, our value (after mapping to the peer's shape)
     "capital_social": (1061004800, 1061004829.23),
@@ -35,6 +58,9 @@ DELIBERATE = {
     "opcao_pelo_mei": (None, False),
     "nome_cidade_no_exterior": ("", None),
     "situacao_especial": ("", None),
+    # The peer's published example predates its tax-regime support; the release's files list
+    # SERPRO under Lucro Presumido 2018, which our record serves.
+    "regime_tributario": (None, _serpro_regimes()),
 }
 DELIBERATE_PARTNER = {
     "cpf_representante_legal": ("***000000**", None),
@@ -131,6 +157,7 @@ def as_peer(record: dict[str, Any]) -> dict[str, Any]:
         "porte": record["porte"]["descricao"],
         "ente_federativo_responsavel": record["ente_federativo_responsavel"],
         "qsa": [_partner(socio) for socio in record["socios"]],
+        "regime_tributario": record["regime_tributario"] or None,
         "cnaes_secundarios": [
             {"codigo": _int(c["codigo"]), "descricao": c["descricao"]}
             for c in record["cnaes_secundarios"]
@@ -158,7 +185,14 @@ def test_serpro_record_matches_peer_field_by_field(api: httpx.Client) -> None:
         assert partner_differences == DELIBERATE_PARTNER, peer_partner["nome_socio"]
 
 
-def test_serpro_record_not_served_fields_absent(api: httpx.Client) -> None:
-    """The day our record serves a tax regime, it must be mapped and compared, not excluded."""
-    record = api.get(f"/v1/cnpj/{SERPRO}").json()
-    assert [key for key in record if "regime" in key or "tribut" in key] == []
+def test_regime_entries_have_the_peer_shape(api: httpx.Client) -> None:
+    """Our tax-regime entries carry exactly the fields of the peer's (its full expected answer
+    for another company, `response.json` of its test data), with the same types."""
+    peer = json.loads((PEER_DATA / "response.json").read_text())["regime_tributario"]
+    ours = api.get(f"/v1/cnpj/{SERPRO}").json()["regime_tributario"]
+    assert ours
+    assert peer
+    shape = {key: type(value) for key, value in peer[0].items()}
+    for entry in ours:
+        assert {key: type(value) for key, value in entry.items()} == shape
+    assert [e["ano"] for e in peer] == sorted(e["ano"] for e in peer)  # the peer: oldest first

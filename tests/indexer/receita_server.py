@@ -57,10 +57,26 @@ class Faults:
     corrupt: set[str] = field(default_factory=set)
 
 
+REGIMES_PATH = "/dados/cnpj/regime_tributario/"
+PEER = ROOT.parent / "shared" / "data" / "minha-receita-testdata"
+
+
+def regime_files(folder: Path = PEER) -> dict[str, bytes]:
+    """The tax-regime zips of the peer's test data, as Receita publishes them, by file name."""
+    names = ("Imunes e Isentas.zip", "Lucro Arbitrado.zip", "Lucro Presumido.zip", "Lucro Real.zip")
+    return {name: (folder / name).read_bytes() for name in names}
+
+
 class ReceitaServer(LoopbackApp):
-    def __init__(self, months: dict[str, dict[str, bytes]], faults: Faults | None = None) -> None:
+    def __init__(
+        self,
+        months: dict[str, dict[str, bytes]],
+        faults: Faults | None = None,
+        regimes: dict[str, bytes] | None = None,
+    ) -> None:
         super().__init__()
         self.months = months
+        self.regimes = regimes
         self.faults = faults or Faults()
         self.served: Counter[str] = Counter()
         self.ranges: list[tuple[str, str]] = []
@@ -91,9 +107,16 @@ class ReceitaServer(LoopbackApp):
             raise web.HTTPNotFound()
         return self._listing(sorted(self.months[month]))
 
+    async def _regime_listing(self, request: web.Request) -> web.Response:
+        if self.regimes is None:
+            raise web.HTTPNotFound()
+        return self._listing(sorted(self.regimes))
+
     async def _file(self, request: web.Request) -> web.StreamResponse:
-        month, name = request.match_info["month"], request.match_info["name"]
+        month, name = request.match_info.get("month", ""), request.match_info["name"]
         data = self.months.get(month, {}).get(name)
+        if data is None and request.path.startswith(REGIMES_PATH):
+            data = (self.regimes or {}).get(name)
         if data is None:
             raise web.HTTPNotFound()
         if name in self.faults.corrupt:
@@ -132,6 +155,8 @@ class ReceitaServer(LoopbackApp):
         return response
 
     def routes(self, app: web.Application) -> None:
+        app.router.add_get(REGIMES_PATH, self._regime_listing)
+        app.router.add_route("*", REGIMES_PATH + "{name}", self._file)
         app.router.add_get(BASE_PATH, self._root)
         app.router.add_get(BASE_PATH + "{month}/", self._month)
         app.router.add_route("*", BASE_PATH + "{month}/{name}", self._file)

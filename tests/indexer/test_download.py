@@ -16,8 +16,14 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from indexer import download, elastic
-from tests.conftest import ROOT
-from tests.indexer.receita_server import Faults, Proxy, ReceitaServer, sample_month
+from tests.conftest import PEER_DATA, ROOT, SERPRO
+from tests.indexer.receita_server import (
+    Faults,
+    Proxy,
+    ReceitaServer,
+    regime_files,
+    sample_month,
+)
 
 INDEXER = ROOT / ".venv" / "bin" / "indexer"
 MONTH = sample_month()
@@ -28,8 +34,12 @@ SIZE = sum(len(data) for data in MONTH.values())
 def serve() -> Iterator[Callable[..., ReceitaServer]]:
     started: list[ReceitaServer] = []
 
-    def start(months: dict[str, dict[str, bytes]], faults: Faults | None = None) -> ReceitaServer:
-        server = ReceitaServer(months, faults)
+    def start(
+        months: dict[str, dict[str, bytes]],
+        faults: Faults | None = None,
+        regimes: dict[str, bytes] | None = None,
+    ) -> ReceitaServer:
+        server = ReceitaServer(months, faults, regimes)
         started.append(server)
         return server
 
@@ -75,6 +85,45 @@ def test_download_resumes_retries_and_verifies(
     again = asyncio.run(download.download(tmp_path, base=server.url, month="2026-10"))
     assert sorted(again.skipped) == sorted(MONTH)
     assert again.bytes_fetched == 0
+    # This source has no tax-regime folder: the month is whole, and the report says so.
+    assert again.ok
+    assert len(again.notes) == 1
+    assert "tax-regime files not fetched" in again.notes[0]
+
+
+def test_update_fetches_the_tax_regime_files_beside_the_month(
+    serve: Callable[..., ReceitaServer],
+    tmp_path: Path,
+    es: Elasticsearch,
+    new_alias: Callable[[], str],
+) -> None:
+    """Receita keeps the yearly tax-regime zips in `regime_tributario/`, beside the months:
+    `update` fetches them (resumable like the rest) into the month and the load reads them."""
+    regimes = regime_files()
+    month = {
+        path.name: path.read_bytes()
+        for path in sorted(PEER_DATA.glob("*.zip"))
+        if path.name not in regimes
+    }
+    faults = Faults(drop_at={"Lucro Presumido.zip": [150]}, unavailable={"Lucro Real.zip": 1})
+    server = serve({"2026-10": month}, faults, regimes)
+    alias = new_alias()
+    done = cli("update", str(tmp_path), "--source", server.url, "--alias", alias, "--report",
+               str(tmp_path / "update.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "update.json").read_text())
+    assert sorted(report["download"]["downloaded"]) == sorted([*month, *regimes])
+    assert report["download"]["notes"] == []
+    for name, data in regimes.items():
+        assert (tmp_path / "2026-10" / name).read_bytes() == data
+    manifest = json.loads((tmp_path / "2026-10.manifest.json").read_text())
+    urls = {item["file"]: item["url"] for item in manifest["files"]}
+    regimes_url = server.url.replace("dados_abertos_cnpj/", "regime_tributario/")
+    assert urls["Lucro Presumido.zip"] == regimes_url + "Lucro Presumido.zip"
+    (record,) = [hit["_source"] for hit in es.search(
+        index=alias, query={"term": {"cnpj": SERPRO}})["hits"]["hits"]]  # fmt: skip
+    assert [r["forma_de_tributacao"] for r in record["regime_tributario"]] == ["LUCRO PRESUMIDO"]
+    assert record["data_referencia"] == "2026-10-01"
 
 
 def test_a_corrupt_zip_is_rejected_with_a_clear_report(

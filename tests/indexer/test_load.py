@@ -53,7 +53,17 @@ def test_load_peer_release_one_document_live(
     assert report.bad_rows == 0
     assert {f.kind for f in report.files} >= {"estabelecimentos", "empresas", "socios", "simples"}
     assert sum(f.rows for f in report.files if f.kind == "socios") == 7
-    assert any("Lucro Real" in f.file for f in report.ignored_files)
+    # The four tax-regime files (one row each) are read by their header, whatever their names
+    # and sub-folders; the files that are not Receita's are listed as ignored.
+    regimes = sorted(f.file.split(":")[0] for f in report.files if f.kind == "regimes")
+    assert regimes == sorted(
+        f"{name}.zip" for name in ("Imunes e Isentas", "Lucro Arbitrado", "Lucro Presumido",
+                                   "Lucro Real")
+    )  # fmt: skip
+    assert sum(f.rows for f in report.files if f.kind == "regimes") == 4
+    assert sorted(f.file for f in report.ignored_files) == [
+        "PROVENANCE.txt", "response.json", "tabmun.csv", "updated_at.txt",
+    ]  # fmt: skip
     assert elastic.alias_targets(es, alias) == [report.index]
     assert _found(es, alias, SERPRO)["razao_social"].startswith("SERVICO FEDERAL")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import string
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,8 +23,9 @@ def _lines(path: str) -> int:
 
 def test_read_rows_receita_sample_every_row_parses() -> None:
     recognised, ignored = scan(RECEITA_SAMPLE)
-    # Receita publishes no state registrations: that file is ours (see the next test).
-    assert {item.kind for item in recognised} == set(Kind) - {Kind.INSCRICOES}
+    # Receita publishes no state registrations: that file is ours (see the next test); the
+    # sample holds no tax-regime file (the peer's test data does: `test_sources.py`).
+    assert {item.kind for item in recognised} == set(Kind) - {Kind.INSCRICOES, Kind.REGIMES}
     assert [item.source.name for item in ignored] == ["PROVENANCE.md"]
     for item in recognised:
         with item.source.open() as stream:
@@ -91,3 +93,33 @@ def test_read_rows_receita_format_round_trip(rows: list[list[str]]) -> None:
     data = buffer.getvalue().encode("latin-1")
     parsed = list(read_rows(io.BytesIO(data), "f", Kind.EMPRESAS))
     assert [row.fields for row in parsed if isinstance(row, Row)] == rows
+
+
+def test_regime_rows_read_with_their_header_bad_rows_named(tmp_path: Path) -> None:
+    """A tax-regime file: a UTF-8 byte-order mark and CRLF allowed, the header skipped; a year,
+    a CNPJ, the SCP's CNPJ and the count are checked, each bad row says why."""
+    lines = [
+        "\ufeffano,cnpj,cnpj_da_scp,forma_de_tributacao,quantidade_de_escrituracoes",
+        "2023,33.683.111/0002-80,0,LUCRO PRESUMIDO,1",
+        "23,33.683.111/0002-80,0,LUCRO REAL,1",
+        "2023,33.683.111/0002-81,0,LUCRO REAL,1",
+        "2023,33.683.111/0002-80,12,LUCRO REAL,1",
+        "2023,33.683.111/0002-80,0,,1",
+        "2023,33.683.111/0002-80,0,LUCRO REAL,um",
+        "2022,12.abc.345/01de-35,00.000.000/0001-91,IMUNE DO IRPJ,",
+    ]
+    path = tmp_path / "Lucro Presumido 2023.csv"
+    path.write_bytes("\r\n".join(lines).encode("utf-8") + b"\r\n")
+    (recognised,), ignored = scan(path)
+    assert (recognised.kind, ignored) == (Kind.REGIMES, [])
+    with recognised.source.open() as stream:
+        rows = list(read_rows(stream, path.name, Kind.REGIMES))
+    assert [row.reason for row in rows if isinstance(row, BadRow)] == [
+        "invalid ano", "invalid CNPJ", "invalid cnpj_da_scp", "invalid forma_de_tributacao",
+        "invalid quantidade_de_escrituracoes",
+    ]  # fmt: skip
+    good = [stage(Kind.REGIMES, row.fields) for row in rows if isinstance(row, Row)]
+    assert good == [
+        ["33683111", "2023", "", "LUCRO PRESUMIDO", "1"],
+        ["12ABC345", "2022", "00000000000191", "IMUNE DO IRPJ", "0"],
+    ]

@@ -13,10 +13,11 @@ def test_scan_peer_release_zips_recognised_by_kind() -> None:
     kinds = sorted(item.kind.value for item in recognised)
     assert kinds == sorted(
         ["cnaes", "empresas", "empresas", "estabelecimentos", "motivos", "municipios",
-         "naturezas", "paises", "qualificacoes", "simples", "socios"]
+         "naturezas", "paises", "qualificacoes", "simples", "socios",
+         "regimes", "regimes", "regimes", "regimes"]
     )  # fmt: skip
     ignored_names = {item.source.path.name for item in ignored}
-    assert {"Lucro Real.zip", "tabmun.csv", "response.json"} <= ignored_names
+    assert ignored_names == {"PROVENANCE.txt", "tabmun.csv", "response.json", "updated_at.txt"}
 
 
 def test_scan_member_names_unstable_kind_from_name_or_columns(tmp_path: Path) -> None:
