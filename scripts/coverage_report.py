@@ -7,8 +7,10 @@ branches covered per package of `app/` and `indexer/`, and fails (exit 1) when:
 - `app/` and `indexer/` together fall under `FLOOR` (statements and branches, as coverage counts
   them), or
 - an `except` clause that turns a dependency failure (Elasticsearch, PostgreSQL, Redis, SMTP,
-  the network) into an answer was never executed: each such handler is found in the source and
-  its first line must have run at least once.
+  the record store, the job queue, the network) into an answer was never executed: each such
+  handler is found in the source and its first line must have run at least once, or
+- an exception handler the app registers (`HANDLERS` of `app/errors.py`: the answer to an error
+  no `except` caught on the way) was never executed, found and judged the same way.
 """
 
 from __future__ import annotations
@@ -28,8 +30,13 @@ FLOOR = 90.0
 DEPENDENCY_ERRORS = {
     "ApiError", "TransportError", "NotFoundError", "ConnectionError", "ConnectionTimeout",
     "OperationalError", "PoolTimeout", "RedisError", "SMTPException", "OSError",
-    "psycopg.Error", "psycopg.OperationalError", "MissingError",
+    "psycopg.Error", "psycopg.OperationalError", "MissingError", "lmdb.Error",
+    "ConnectorException", "ClientConnectorError", "ClientError", "TimeoutError",
 }  # fmt: skip
+"""Exceptions of dependencies, by name as written in an `except` (a dotted name also matches by
+its last part, so `aiohttp.ClientError` matches `ClientError`; `lmdb.Error` only as written)."""
+ERROR_HANDLERS = ROOT / "app" / "errors.py"
+"""The module whose `HANDLERS` maps exception types to the app's exception handlers."""
 
 
 def _names(node: ast.expr | None) -> set[str]:
@@ -55,6 +62,46 @@ def dependency_handlers(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+def _first_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The line of the first statement of `function` after its docstring."""
+    body = function.body
+    docstring = (
+        isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    )
+    return body[1 if docstring and len(body) > 1 else 0].lineno
+
+
+def registered_handlers(path: Path) -> list[tuple[int, str]]:
+    """(first line of the function's body, the function and the exceptions it answers) of each
+    function of the module that its `HANDLERS` dict maps exception types to."""
+    tree = ast.parse(path.read_text(), str(path))
+    functions = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    answers: dict[str, list[str]] = defaultdict(list)
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        named = any(isinstance(target, ast.Name) and target.id == "HANDLERS" for target in targets)
+        if named and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if key is not None and isinstance(value, ast.Name):
+                    answers[value.id].append(ast.unparse(key))
+    return [
+        (_first_statement(functions[name]), f"{name}: {', '.join(kinds)}")
+        for name, kinds in answers.items()
+        if name in functions
+    ]
+
+
 def package_of(path: str) -> str:
     relative = Path(path).resolve().relative_to(ROOT)
     parts = relative.parts
@@ -70,6 +117,7 @@ def main() -> None:
     data = cov.get_data()
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     unexercised = []
+    unanswered = []
     for filename in sorted(data.measured_files()):
         if not filename.startswith(str(ROOT / "app")) and not filename.startswith(
             str(ROOT / "indexer")
@@ -86,6 +134,10 @@ def main() -> None:
         for line, caught in dependency_handlers(Path(filename)):
             if line not in executed:
                 unexercised.append(f"{Path(filename).relative_to(ROOT)}:{line} ({caught})")
+        if Path(filename).resolve() == ERROR_HANDLERS:
+            for line, answered in registered_handlers(ERROR_HANDLERS):
+                if line not in executed:
+                    unanswered.append(f"{ERROR_HANDLERS.relative_to(ROOT)}:{line} ({answered})")
     print(f"{'package':<24}{'lines':>14}{'branches':>14}{'total':>9}")
     grand = [0, 0, 0, 0]
     figures = {}
@@ -99,7 +151,8 @@ def main() -> None:
     label = "app/ + indexer/"
     print(f"{label:<24}{grand[1]:>6}/{grand[0]:<7}{grand[3]:>6}/{grand[2]:<7}{total:>8.1f}%")
     if args.json:
-        args.json.write_text(json.dumps({"figures": figures, "unexercised": unexercised}, indent=1))
+        report = {"figures": figures, "unexercised": unexercised, "handlers": unanswered}
+        args.json.write_text(json.dumps(report, indent=1))
     failed = False
     if total < FLOOR:
         print(f"coverage {total:.1f}% is under the floor of {FLOOR}%")
@@ -107,6 +160,11 @@ def main() -> None:
     if unexercised:
         print("dependency-failure handlers never executed:")
         for where in unexercised:
+            print(f"  {where}")
+        failed = True
+    if unanswered:
+        print("exception handlers of the app never executed:")
+        for where in unanswered:
             print(f"  {where}")
         failed = True
     sys.exit(1 if failed else 0)

@@ -12,7 +12,7 @@ from litestar.params import FromPath, JSONBody
 from psycopg_pool import AsyncConnectionPool
 
 from app.accounts import repository, service
-from app.accounts.keys import check_secret
+from app.accounts.keys import CODE_DIGITS, check_secret
 from app.accounts.repository import Chave, Conta
 from app.accounts.service import (
     Allowlist,
@@ -33,6 +33,10 @@ from app.errors import BadRequestError, ConflictError, NotFoundError
 from app.settings import Settings
 
 KEY_NOT_FOUND = "Chave não encontrada nesta conta."
+START_PER_MINUTE = 3
+"""Calls of the bootstrap's `start` per IP address a minute."""
+VERIFY_PER_MINUTE = 10
+"""Calls of the bootstrap's `verify` per IP address a minute."""
 
 
 class Chaves(msgspec.Struct, kw_only=True):
@@ -119,12 +123,16 @@ class Envio(msgspec.Struct, kw_only=True):
     "/api/mcp/auth/start",
     summary="Token bootstrap: send a code by e-mail",
     description=(
-        "Sends a 6-digit code, valid 10 minutes and once, to the e-mail. The answer is the "
-        "same whether or not the address already has an account. At most 3 codes per e-mail "
-        "per 10 minutes and 3 calls per minute per IP address."
+        f"Sends a code of {CODE_DIGITS} digits, valid {service.CODE_TTL // 60} minutes and once, "
+        "to the e-mail. The answer is the same whether or not the address already has an account. "
+        f"Per e-mail address: at most {service.EMAIL_LIMIT} codes per "
+        f"{service.EMAIL_WINDOW // 60} minutes and {service.DAILY_CODES} a day (UTC), then 429. "
+        f"Per IP address: {START_PER_MINUTE} calls a minute. An administrator account gets no "
+        "code and no key this way: its owner is e-mailed that administrator keys come from "
+        "`registry-admin` only."
     ),
     status_code=202,
-    opt={"access": Access.BOOTSTRAP, "bucket": "auth-start", "limit": 3},
+    opt={"access": Access.BOOTSTRAP, "bucket": "auth-start", "limit": START_PER_MINUTE},
     security=NO_TOKEN,
     tags=["Token bootstrap"],
 )
@@ -142,11 +150,13 @@ async def bootstrap_start(
     "/api/mcp/auth/verify",
     summary="Token bootstrap: trade the code for an API key",
     description=(
-        "Returns `api_key` (shown once) and `mcp_url`. A code is single-use and dies after 5 "
-        "wrong tries; 10 calls per minute per IP address."
+        "Returns `api_key` (shown once) and `mcp_url`. A code is single-use and dies after "
+        f"{service.MAX_ATTEMPTS} wrong tries; after {service.DAILY_FAILURES} wrong codes in a day "
+        "(UTC) every code of the e-mail address is refused until the next day. Never a key for "
+        f"an administrator account. Per IP address: {VERIFY_PER_MINUTE} calls a minute."
     ),
     status_code=200,
-    opt={"access": Access.BOOTSTRAP, "bucket": "auth-verify", "limit": 10},
+    opt={"access": Access.BOOTSTRAP, "bucket": "auth-verify", "limit": VERIFY_PER_MINUTE},
     security=NO_TOKEN,
     tags=["Token bootstrap"],
 )

@@ -328,3 +328,33 @@ def test_bootstrap_verify_ten_per_minute_per_address(server: Server) -> None:
     assert statuses == [400] * 10 + [429]
     assert last.status_code == 429
     assert 1 <= int(last.headers["Retry-After"]) <= 60
+
+
+def test_bootstrap_forwarded_for_ignored_by_default(server: Server) -> None:
+    """Without `TRUSTED_PROXIES`, a forged `X-Forwarded-For` on each call opens no fresh
+    bootstrap window: `start` and `verify` are counted by the TCP peer, codes by the e-mail."""
+    email = _email()
+
+    def forged(n: int) -> dict[str, str]:
+        return {"X-Forwarded-For": f"198.51.100.{n}"}
+
+    with caller(server) as client:
+        starts = [
+            client.post(START, json={"nome": "Ivo", "email": address, "telefone": ""},
+                        headers=forged(n)).status_code
+            for n, address in enumerate([email, email, email, _email()])
+        ]  # fmt: skip
+        verifies = [
+            client.post(VERIFY, json={"email": email, "codigo": "0" * CODE_DIGITS},
+                        headers=forged(n)).status_code
+            for n in range(11)
+        ]  # fmt: skip
+    assert starts == [202, 202, 202, 429]
+    assert verifies == [400] * 10 + [429]
+    with caller(server) as other:  # a fresh peer: only the e-mail's window is full
+        again = other.post(START, json={"nome": "Ivo", "email": email, "telefone": ""},
+                           headers=forged(99))  # fmt: skip
+        fresh = other.post(START, json={"nome": "Ivo", "email": _email(), "telefone": ""},
+                           headers=forged(99))  # fmt: skip
+    assert again.status_code == 429
+    assert fresh.status_code == 202

@@ -7,10 +7,12 @@ import itertools
 from collections.abc import Iterator
 
 import httpx
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.mcp.protocol import INVALID_REQUEST, PARSE_ERROR
 from app.settings import Settings
 from tests.conftest import Issued, MakeKey, Server, serving
 
@@ -41,6 +43,10 @@ def _routes(admin: Issued, key_id: str) -> list[tuple[str, str]]:
         ("POST", "/v1/admin/contas"),
         ("POST", "/api/mcp/auth/start"),
         ("POST", "/api/mcp/auth/verify"),
+        ("POST", "/v1/me/monitoramentos"),
+        ("PATCH", "/v1/me/monitoramentos/1"),
+        ("POST", "/v1/leads/exportacao"),
+        ("POST", "/v1/me/lotes"),
     ]
 
 
@@ -57,17 +63,33 @@ def _send(server: Server, admin: Issued, method: str, path: str, body: bytes) ->
         )
 
 
-@pytest.mark.parametrize(
+MALFORMED = pytest.mark.parametrize(
     "body",
     [INVALID_UTF8, DEEP, DEEP_OBJECT, b"{", b"\x00", b'{"a": NaN}', b"[1, 2,]"],
     ids=["invalid-utf8", "deep-array", "deep-object", "truncated", "nul", "nan", "trailing-comma"],
 )
+
+
+@MALFORMED
 def test_malformed_body_every_route_400(server: Server, admin: Issued, body: bytes) -> None:
     for method, path in _routes(admin, admin.key_id):
         response = _send(server, admin, method, path, body)
         assert response.status_code == 400, (path, response.text)
         assert response.json()["error"] == "Bad Request"
         assert response.json()["message"]
+
+
+@MALFORMED
+def test_malformed_body_agent_interface_400_json_rpc_error(
+    server: Server, admin: Issued, body: bytes
+) -> None:
+    """The agent interface reads a JSON body too; it answers in JSON-RPC, not the REST body."""
+    response = _send(server, admin, "POST", "/mcp", body)
+    assert response.status_code == 400, response.text
+    answer = response.json()
+    assert answer["jsonrpc"] == "2.0"
+    assert answer["id"] is None
+    assert answer["error"]["code"] in (PARSE_ERROR, INVALID_REQUEST), answer
 
 
 def test_body_over_cap_413_under_cap_parsed(server: Server, admin: Issued) -> None:
@@ -89,3 +111,30 @@ def test_any_bytes_to_search_body_never_500(server: Server, admin: Issued, raw: 
     response = _send(server, admin, "POST", "/v1/search", raw)
     assert response.status_code in (200, 400), response.text
     assert response.headers["content-type"].startswith("application/json")
+
+
+HUGE = "\ufdfa" * 100_000
+"""The CPU-DoS input of the security review: a character NFKD turns into 18 letters."""
+
+
+@pytest.fixture(scope="module")
+def roomy_server(peer_alias: str) -> Iterator[Server]:
+    """A server whose body cap lets 100,000 three-byte characters reach the parser."""
+    with serving(peer_alias, env={"MAX_BODY_SIZE": str(2**20)}) as running:
+        yield running
+
+
+@pytest.mark.parametrize(("path", "field"), [("/v1/seek", "municipio"), ("/v1/search", "q")])
+def test_huge_text_body_field_refused_by_its_bound(
+    roomy_server: Server, admin: Issued, path: str, field: str
+) -> None:
+    """Past the default cap (a 413 there), the field's own length bound refuses the value
+    before any normalisation: a 400 naming the field. (In a query string, 100,000 such
+    characters make a URL of 900 kB that uvicorn refuses before the app sees it.)"""
+    body = msgspec.json.encode({field: HUGE})
+    assert len(body) > CAP
+    with roomy_server.client(headers=admin.headers, timeout=60) as client:
+        response = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400, response.text[:500]
+    assert response.json()["error"] == "Bad Request"
+    assert response.json()["details"]["campo"] == field

@@ -184,3 +184,37 @@ def test_cursor_of_one_list_refused_by_another(api: httpx.Client) -> None:
     assert refused.status_code == 400
     refused = api.get("/v1/seek", params={"uf": "SP", "cursor": partners["next_cursor"]})
     assert refused.status_code == 400
+
+
+def _flip(text: str) -> str:
+    """`text` with its first character changed (the first of a base64 text carries six bits of
+    data; the last may carry only padding bits)."""
+    return ("B" if text[0] == "A" else "A") + text[1:]
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/v1/search", {"q": "paginada", "limit": 2}),
+        ("/v1/socios/relacionados", {"nome": PARTNER, "limit": 2}),
+    ],
+)
+def test_cursor_tampered_signature_over_http_400_error_body(
+    api: httpx.Client, path: str, params: dict[str, Any]
+) -> None:
+    """A real cursor whose signature was altered, zeroed or cut is a 400 with the JSON error
+    body naming the cursor; the untouched cursor still pages."""
+    cursor = api.get(path, params=params).json()["next_cursor"]
+    assert cursor
+    payload, mac = cursor.split(".")
+    zeroed = base64.urlsafe_b64encode(bytes(16)).decode().rstrip("=")
+    for forged in (f"{payload}.{_flip(mac)}", f"{payload}.{zeroed}", f"{payload}.{mac[:-3]}"):
+        response = api.get(path, params={**params, "cursor": forged})
+        assert response.status_code == 400, response.text
+        assert response.headers["content-type"].startswith("application/json")
+        assert response.json() == {
+            "error": "Bad Request",
+            "message": "cursor inválido ou expirado: refaça a busca sem cursor.",
+            "details": {"campo": "cursor", "valor": forged[:64]},
+        }
+    assert api.get(path, params={**params, "cursor": cursor}).status_code == 200

@@ -252,13 +252,26 @@ def test_seek_body_checked(api: httpx.Client, body: bytes, status: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "typed", ['"mercado', "mercado AND NOT padaria", "/merc.*/", "mercado~2", "merc*", "\x00\x1b"]
+    ("typed", "terms"),
+    [
+        ('"mercado', ["mercado"]),
+        ("mercado AND NOT padaria", ["mercado", "and", "not", "padaria"]),
+        ("/merc.*/", ["merc"]),
+        ("mercado~2", ["mercado", "2"]),
+        ("merc*", ["merc"]),
+    ],
 )
-def test_query_syntax_is_plain_text(api: httpx.Client, typed: str) -> None:
+def test_query_syntax_is_plain_text(api: httpx.Client, typed: str, terms: list[str]) -> None:
+    """Operators of a query language are searched as the words around them, never run."""
     response = api.get("/search", params={"q": typed})
-    assert response.status_code in (200, 400)
-    if response.status_code == 200:
-        assert "termos" in response.json()["filtros"]
+    assert response.status_code == 200, response.text
+    assert response.json()["filtros"]["termos"] == terms
+
+
+def test_query_of_control_characters_only_400_naming_q(api: httpx.Client) -> None:
+    response = api.get("/search", params={"q": "\x00\x1b"})
+    assert response.status_code == 400, response.text
+    assert response.json()["details"]["campo"] == "q"
 
 
 @settings(max_examples=60)

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.auth.address import client_address, normalise, parse_networks, window_key
+from app.settings import Settings
 from tests.conftest import Issued, MakeKey, Server, serving
 
 VALIDATE = "/v1/cnpj/validar/11222333000181"
@@ -83,6 +84,14 @@ def behind_proxy(peer_alias: str) -> Iterator[Server]:
         yield s
 
 
+@pytest.fixture(scope="module")
+def default_server(peer_alias: str) -> Iterator[Server]:
+    """A server with the default settings of the caller's address and of refusals: no
+    `TRUSTED_PROXIES`, the default `REFUSED_LIMIT`."""
+    with serving(peer_alias, env={"REFUSED_LIMIT": str(Settings().refused_limit)}) as s:
+        yield s
+
+
 def _audit_ips(server: Server, admin: Issued, caller: Issued, expected: int) -> list[str]:
     deadline = time.monotonic() + 30
     with server.client(headers=admin.headers) as api:
@@ -113,6 +122,27 @@ def test_forwarded_for_ignored_by_default_windows_allowlist_audit(
         assert refused.status_code == 403
         assert client.get(VALIDATE, headers=forged).status_code == 200
     assert _audit_ips(api_server, admin, owner, 2) == ["127.0.0.1"] * 2
+
+
+def test_forwarded_for_ignored_by_default_refusal_window(default_server: Server) -> None:
+    """A forged `X-Forwarded-For` on each refused call opens no fresh 401 window: the calls
+    fill the peer's window, and naming a full window's address from another peer does not
+    reach it."""
+    limit = Settings().refused_limit
+    with default_server.client("127.0.3.2", headers={}) as guesser:
+        calls = [
+            guesser.get("/v1/me/chaves", headers={"X-Forwarded-For": f"198.51.100.{n}"})
+            for n in range(limit + 2)
+        ]
+    assert [c.status_code for c in calls] == [401] * limit + [429] * 2
+    assert [c.headers["X-RateLimit-Remaining"] for c in calls[:limit]] == [
+        str(limit - n) for n in range(1, limit + 1)
+    ]
+    assert calls[-1].json()["error"] == "Too Many Requests"
+    with default_server.client("127.0.3.3", headers={}) as neighbour:
+        refused = neighbour.get("/v1/me/chaves", headers={"X-Forwarded-For": "127.0.3.2"})
+    assert refused.status_code == 401
+    assert refused.headers["X-RateLimit-Remaining"] == str(limit - 1)
 
 
 def test_trusted_proxy_forwarded_address_counts_ipv6_per_64(

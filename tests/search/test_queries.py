@@ -90,8 +90,23 @@ def test_filters_from_body_total(data: dict[str, Any]) -> None:
 
 @given(st.dictionaries(st.sampled_from(f.FIELDS), st.text(max_size=30), max_size=8))
 def test_filters_from_query_total(params: dict[str, str]) -> None:
+    """Any query string gives the filters it sent and nothing else (text kept as written,
+    other values converted), or a 400 naming one of the parameters it sent."""
     outcome = _attempt(lambda: f.from_query(params))
-    assert isinstance(outcome, (f.Filtros, BadRequestError))
+    if isinstance(outcome, BadRequestError):
+        assert outcome.message
+        assert outcome.details["campo"] in params, (outcome.message, outcome.details)
+        return
+    assert 1 <= outcome.limit <= f.MAX_LIMIT
+    defaults = f.Filtros()
+    for name in f.FIELDS:
+        value = getattr(outcome, name)
+        if name not in params:
+            assert value == getattr(defaults, name), name
+        elif isinstance(value, str):
+            assert value == params[name], name
+        else:
+            assert value is not None, name
 
 
 @pytest.mark.parametrize(
