@@ -71,9 +71,6 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
     # Autocommit: a single statement is its own transaction (one round trip for the key
     # lookup of every request); work of several statements opens `conn.transaction()`.
-    # `check`: a connection is checked (one empty round trip) before it is handed out, so one
-    # broken by a PostgreSQL restart is replaced instead of failing a request: with keys
-    # cached, a process may not have used PostgreSQL since the restart.
     pool = AsyncConnectionPool(
         settings.database_url,
         min_size=1,
@@ -81,7 +78,6 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         open=False,
         timeout=settings.request_timeout,
         kwargs={"autocommit": True},
-        check=AsyncConnectionPool.check_connection,
     )
     await pool.open(wait=False)
     # A connection broken by a Redis restart fails its next command; one immediate retry on a

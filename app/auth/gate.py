@@ -166,10 +166,16 @@ class Gate:
             ) from error
 
     async def _find(self, key_id: str) -> Credencial | None:
-        """The key's credential. The pool checks a connection before handing it out
-        (`app.core`), so one broken by a PostgreSQL restart is replaced, not failed."""
-        async with self.pool.connection() as conn:
-            return await find_credential(conn, key_id)
+        """The key's credential. A connection broken by a PostgreSQL restart fails once: the
+        pool's idle connections are then all checked (the broken ones replaced) and the lookup
+        is tried once more, so a restart costs no request once PostgreSQL answers again."""
+        try:
+            async with self.pool.connection() as conn:
+                return await find_credential(conn, key_id)
+        except psycopg.OperationalError:
+            await self.pool.check()
+            async with self.pool.connection() as conn:
+                return await find_credential(conn, key_id)
 
     async def admit(
         self,

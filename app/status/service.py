@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 
 import msgspec
+import psycopg
 from elasticsearch import AsyncElasticsearch
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
@@ -75,8 +76,17 @@ async def _elasticsearch(es: AsyncElasticsearch) -> str:
 
 
 async def _postgresql(pool: AsyncConnectionPool) -> None:
-    async with pool.connection(timeout=2.0) as connection:
-        await connection.execute("SELECT 1")
+    """`SELECT 1` on a pooled connection. A connection broken by a PostgreSQL restart fails
+    once: the pool's idle connections are then checked (the broken ones replaced) and the
+    check is tried again, so the status says `up` as soon as PostgreSQL answers, even in a
+    process whose requests have not needed PostgreSQL since (keys are cached)."""
+    try:
+        async with pool.connection(timeout=2.0) as connection:
+            await connection.execute("SELECT 1")
+    except psycopg.OperationalError:
+        await pool.check()
+        async with pool.connection(timeout=2.0) as connection:
+            await connection.execute("SELECT 1")
 
 
 async def _redis(redis: Redis) -> None:

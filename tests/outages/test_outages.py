@@ -192,6 +192,8 @@ def test_no_release_and_no_catalog_503_say_so(make_key: MakeKey) -> None:
             "alias": f"test-empty-{os.getpid()}",
             "name": None,
             "documents": None,
+            "data_referencia": None,
+            "carregada_em": None,
         }
 
 

@@ -99,6 +99,10 @@ async def _job_ends_during_recovery(database: str) -> tuple[int, str]:
         assert row is not None
         return job_id, str(row[0])
     finally:
+        # Whatever happened, no job of this test's task (which no worker knows) is left for a
+        # worker of another test to find stalled and run.
+        async with await psycopg.AsyncConnection.connect(database, autocommit=True) as cleanup:
+            await cleanup.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
         await queue.close_async()
         await backends.sender.close()
         await backends.es.close()
