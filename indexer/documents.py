@@ -33,7 +33,7 @@ from app.domain.record import (
     Socio,
     Telefone,
 )
-from app.domain.text import normalize, normalize_name, partner_key
+from app.domain.text import normalize, normalize_name, partner_key, phonetic_name
 from indexer.references import References
 from indexer.sources import Kind
 from indexer.staging import Joined
@@ -176,6 +176,12 @@ def _latest_regimes(regimes: list[RegimeTributario]) -> list[str]:
     newest = max(regime.ano for regime in own)
     found = (codes.regimes(r.forma_de_tributacao) for r in own if r.ano == newest)
     return sorted({value for values in found for value in values})
+
+
+def _sound_keys(*names: str | None) -> str:
+    """The sound keys of the names' words, each once."""
+    keys = (phonetic_name(name) for name in names if name)
+    return " ".join(dict.fromkeys(word for key in keys for word in key.split()))
 
 
 class Builder:
@@ -349,6 +355,7 @@ class Builder:
                 cnae_descricao=self.cnae_words(principal) if principal else "",
                 inscricoes=[f"{r.uf}{r.inscricao_estadual}" for r in registrations],
                 regimes=_latest_regimes(regimes),
+                fonetica=_sound_keys(razao_social, nome_fantasia),
             ),
         )
 

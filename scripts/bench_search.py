@@ -6,11 +6,11 @@ a separate process.
 
 Open-loop load: requests start on a fixed schedule whatever the answers' latency. Queries are
 built from the alias's own documents: legal and trade names typed the sloppy ways of
-`scripts/search_eval.py` (accents, typos, reordered words, prefixes...) for `/search` and
-`/nome`; combinations of filters (UF, CNAE prefix, CEP prefix, municipality, share capital,
-opening date, porte, situação, with and without a name) for `/seek`; CNAE and city prefixes
-for the autocomplete endpoints. Prints the achieved rate, status counts and p50/p95/p99/max
-latency in milliseconds.
+`scripts/search_eval.py` (accents, typos, reordered words, prefixes, a first letter spelled
+another way, `&` written `e`...) for `/search` and `/nome`; combinations of filters (UF, CNAE
+prefix, CEP prefix, municipality, share capital, opening date, porte, situação, with and
+without a name) for `/seek`; CNAE and city prefixes for the autocomplete endpoints. Prints the
+achieved rate, status counts and p50/p95/p99/max latency in milliseconds.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from loadgen import bench_key, open_loop  # noqa: E402
-from search_eval import variants  # noqa: E402
+from search_eval import spelling_variants, variants  # noqa: E402
 
 PATHS = {
     "search": "/v1/search",
@@ -72,7 +72,9 @@ def requests_for(
         address = doc.get("endereco") or {}
         cnae = (doc.get("cnae_principal") or {}).get("codigo") or "4781400"
         if endpoint in ("search", "nome") and name:
-            typed = rng.choice(list(variants(name, rng).values()))
+            typed = rng.choice(
+                [*variants(name, rng).values(), *spelling_variants(name, rng).values()]
+            )
             made.append({"q" if endpoint == "search" else "nome": typed, "limit": "20"})
         elif endpoint == "seek":
             uf = address.get("uf") or "SP"

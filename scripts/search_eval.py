@@ -12,7 +12,9 @@ matriz and sometimes a filial. Load it with `indexer load OUT --alias search-eva
 `queries` writes the labelled set from the real names: for each name that no other company of
 the release shares, the query a user would type with accents removed or added, a typo in one
 word, words reordered, the legal suffix dropped, abbreviations, two words joined or one split,
-or a prefix while typing. Each query is labelled with the company root it means; the first hit
+or a prefix while typing; then, for each name that allows one, a word's first letter spelled
+another way (`K` for `C`, a dropped `H`, `Y` for `I`, `J` for `G`...) or `&` written `E` or
+`AND` (or the other way round). Each query is labelled with the company root it means; the first hit
 of that company in the top 10 gives its reciprocal rank. The file is committed, so every run
 measures the same thing.
 
@@ -286,6 +288,52 @@ def variants(name: str, rng: random.Random) -> dict[str, str]:
     return {kind: text for kind, text in found.items() if kind == "exact" or text != name}
 
 
+_FIRST_LETTERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"^C(?=[AOURL])", "K"),
+        (r"^K", "C"),
+        (r"^Y", "I"),
+        (r"^I(?=[^AEIOU])", "Y"),
+        (r"^H(?=[AEIOU])", ""),
+        (r"^G(?=[EI])", "J"),
+        (r"^J(?=[EI])", "G"),
+        (r"^W", "V"),
+        (r"^V", "W"),
+        (r"^PH", "F"),
+        (r"^Z", "S"),
+    )
+)
+"""How the first letter of a Brazilian name varies as people write it: `CAROLINE`/`KAROLINE`,
+`YARA`/`IARA`, `HELENA`/`ELENA`, `GEOVANA`/`JEOVANA`, `WAGNER`/`VAGNER`, `PHELIPE`/`FELIPE`,
+`ZILDA`/`SILDA` (this file's own table, from how names are spelled, not the app's)."""
+
+
+def spelling_variants(name: str, rng: random.Random) -> dict[str, str]:
+    """The ways of typing `name` that the first pass of the search cannot meet: one word's
+    first letter spelled another way (`first_letter`), and `&` written `E` or `AND` or the
+    other way round (`connector`); only the kinds that apply to the name."""
+    plain = strip_accents(name).upper().replace("-", " ").split()
+    found: dict[str, str] = {}
+    spellable = [
+        (i, pattern, replacement)
+        for i, word in enumerate(plain)
+        if len(word) >= 4 and word.isalpha()
+        for pattern, replacement in _FIRST_LETTERS
+        if pattern.search(word)
+    ]
+    if spellable:
+        i, pattern, replacement = rng.choice(spellable)
+        typed = list(plain)
+        typed[i] = pattern.sub(replacement, typed[i], count=1)
+        found["first_letter"] = " ".join(typed)
+    if "&" in plain:
+        found["connector"] = " ".join(rng.choice(("E", "AND")) if w == "&" else w for w in plain)
+    elif "E" in plain[1:-1]:
+        found["connector"] = " ".join("&" if w == "E" else w for w in plain)
+    return found
+
+
 def _sources(release: Path) -> Iterator[tuple[str, io.TextIOBase]]:
     """(file or member name, text stream) of every CSV of `release`, zips opened."""
     for path in sorted(p for p in release.rglob("*") if p.is_file()):
@@ -361,6 +409,18 @@ def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]
         }
         kinds = sorted(options)
         for kind in rng.sample(kinds, min(per_name, len(kinds))):
+            queries.append(Query(options[kind], root, kind, name))
+    # The spelling kinds come from a random stream of their own, after the others, so adding
+    # them left every earlier query of the file as it was.
+    spelling = random.Random(seed + 1)
+    for root, name in unique:
+        options = {
+            kind: text
+            for kind, text in spelling_variants(name, spelling).items()
+            if labels.unambiguous(root, kind, text)
+        }
+        if options:
+            kind = spelling.choice(sorted(options))
             queries.append(Query(options[kind], root, kind, name))
     return queries
 

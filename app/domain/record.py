@@ -291,6 +291,9 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     """`<UF><inscrição estadual>` of each state registration, for lookups by registration."""
     regimes: list[str] = msgspec.field(default_factory=list)
     """The tax regimes of the newest year listed (`app.domain.codes.REGIMES` keys)."""
+    fonetica: str = ""
+    """The sound keys of the legal and trade names' words (`app.domain.text.phonetic`), for
+    the relaxed pass of the name search."""
 
 
 class Documento(Registro, frozen=True, kw_only=True):

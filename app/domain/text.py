@@ -25,11 +25,15 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 ABBREVIATIONS: dict[str, str] = {
     "adm": "administracao",
     "admin": "administracao",
+    "alim": "alimentos",
+    "assess": "assessoria",
     "assoc": "associacao",
     "bco": "banco",
     "cia": "companhia",
     "com": "comercio",
     "coml": "comercial",
+    "confec": "confeccoes",
+    "constr": "construcoes",
     "coop": "cooperativa",
     "dist": "distribuidora",
     "distr": "distribuidora",
@@ -44,10 +48,14 @@ ABBREVIATIONS: dict[str, str] = {
     "ind": "industria",
     "inds": "industrias",
     "inst": "instituto",
+    "mat": "materiais",
+    "mats": "materiais",
     "part": "participacoes",
     "partic": "participacoes",
     "particip": "participacoes",
     "prod": "produtos",
+    "repr": "representacoes",
+    "repres": "representacoes",
     "serv": "servicos",
     "servs": "servicos",
     "soc": "sociedade",
@@ -99,11 +107,28 @@ _LATIN = {
 
 
 def tokens(text: str) -> list[str]:
-    """Folded tokens of `text`, with glued initials (`S.A.`, `S/A`, `C&A`) joined."""
+    """Folded tokens of `text`, with glued initials (`S.A.`, `S/A`, `C&A`) joined, and so are
+    initials joined by a word (`P E L`, `W AND A`: `pl`, `wa`, as `P & L` is)."""
     folded = fold(text)
     if "." in folded or "/" in folded or "&" in folded:
         folded = _GLUED.sub(lambda match: _GLUE.sub("", match.group()), folded)
-    return _TOKEN.findall(folded)
+    found = _TOKEN.findall(folded)
+    return _join_initials(found) if "e" in found or "and" in found else found
+
+
+def _join_initials(found: list[str]) -> list[str]:
+    """`a e b` and `a and b` (single letters or digits) as one token `ab`; chains too."""
+    joined: list[str] = []
+    i = 0
+    while i < len(found):
+        word = found[i]
+        if len(word) == 1:
+            while i + 2 < len(found) and found[i + 1] in ("e", "and") and len(found[i + 2]) == 1:
+                word += found[i + 2]
+                i += 2
+        joined.append(word)
+        i += 1
+    return joined
 
 
 def normalize(text: str) -> str:
@@ -144,3 +169,51 @@ def partner_key(name: str, document: str | None) -> str:
     """Normalised name and document as Receita shows it (CPFs masked): the pair that ties the
     same person or company to each of its companies."""
     return f"{normalize_name(name)}|{document or ''}"
+
+
+CONNECTORS: frozenset[str] = frozenset({"e", "and", "de", "da", "do", "das", "dos", "of"})
+"""Words that join the words of a name (`SANTOS E FILHOS`, `SANTOS & FILHOS`, `CASA DO PAO`):
+people type them, drop them, or write `&` as `e` or `and`."""
+
+_PHONETIC_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"ph", "f"),
+        (r"th", "t"),
+        (r"ch(?=[rl])", "k"),
+        (r"[cs]h", "x"),
+        (r"h", ""),
+        (r"qu?", "k"),
+        (r"gu(?=[eiy])", "G"),
+        (r"g(?=[eiy])", "j"),
+        (r"G", "g"),
+        (r"sc(?=[eiy])", "s"),
+        (r"c(?=[eiy])", "s"),
+        (r"c", "k"),
+        (r"y", "i"),
+        (r"w", "v"),
+        (r"z", "s"),
+        (r"([a-z])\1+", r"\1"),
+    )
+)
+
+
+def phonetic(word: str) -> str:
+    """A sound key of one folded word (`[a-z0-9]`) as Brazilian Portuguese spells it, so the
+    spellings names really vary in meet: `K`/`C`/`QU`, `Y`/`I`, a silent `H`, `PH`/`F`,
+    `W`/`V`, `Z`/`S`, `G`/`J` before `E` and `I`, `C`/`S` before `E` and `I`, `CH`/`SH`/`X`,
+    doubled letters (`KAROLINE`, `CAROLINE`, `CAROLLINE` -> `karoline`; `HELENA`, `ELENA` ->
+    `elena`; `GEOVANA`, `JEOVANA` -> `jeovana`). Digits are kept as they are."""
+    if not word.isalpha():
+        return word
+    for pattern, replacement in _PHONETIC_RULES:
+        word = pattern.sub(replacement, word)
+    return word
+
+
+def phonetic_name(text: str) -> str:
+    """The sound keys of a name's words (as `normalize_name` reads them), connectors left
+    out: what the relaxed pass of the name search compares."""
+    return " ".join(
+        phonetic(word) for word in normalize_name(text).split() if word not in CONNECTORS
+    )

@@ -4,10 +4,13 @@ The text goes through `app.domain.text.name_tokens` (accents, case, punctuation,
 abbreviations), the same function the indexer used for `busca.*`, so both sides agree. Then one
 query tolerates what is left:
 
-- word order and missing words' order: every word must match, in any order (`operator: and`);
+- word order and missing words' order: every word must match, in any order (`operator: and`),
+  but for connector words (`e`, `and`, `de`, `da`, `do`...), which names write, drop or spell as
+  `&`: those only rank;
 - a typo per word: `fuzziness: AUTO` (one edit from 3 letters, two from 6), past the first
   letter (`prefix_length: 1`, which makes the fuzzy expansion several times cheaper);
 - prefixes while typing: `match_bool_prefix` on the last word (served by `index_prefixes`);
+- a name spelled as it sounds: every word's sound key (`busca.fonetica`) matches;
 - joined or split words: the `.juntas` fields also index each pair of adjacent words glued
   together (`bompreco` for `BOM PRECO`), and the query tries each adjacent pair of its own words
   glued, so `BOM PRECO` finds `BOMPRECO` and the other way round.
@@ -18,13 +21,19 @@ then active establishments and the matriz, each as a fixed boost so equal matche
 by them.
 User text never reaches a query parser: `*`, `"`, `AND`, `/regex/` or `~` are plain characters
 that normalisation drops or keeps as words.
+
+When that strict query finds no company, the search runs a relaxed one (`relaxed_query`):
+not every word has to match (one of one or two words, two of three, three quarters of more: the
+rarest words weigh most), a typo may touch the first letter, and the words' sound keys
+(`busca.fonetica`, `app.domain.text.phonetic`) meet the spellings names vary in (`K`/`C`,
+`Y`/`I`, a silent `H`, `G`/`J`, `PH`/`F`, `W`/`V`, `Z`/`S`, doubled letters).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.domain.text import COMPANY_SUFFIXES, name_tokens, tokens
+from app.domain.text import COMPANY_SUFFIXES, CONNECTORS, name_tokens, phonetic, tokens
 
 MAX_WORDS = 8
 PREFIX_LENGTH = 1
@@ -33,6 +42,8 @@ PHRASE_BOOST = 6.0
 PREFIX_BOOST = 3.0
 ACTIVE_BOOST = 1.5
 MATRIZ_BOOST = 0.5
+RELAX_BELOW = 1
+"""A strict query with fewer hits than this (none) is followed by the relaxed one."""
 
 
 def words(text: str) -> list[str]:
@@ -45,6 +56,13 @@ def words(text: str) -> list[str]:
     while start < len(found) - 1 and found[start] in COMPANY_SUFFIXES:
         start += 1
     return found[start:][:MAX_WORDS]
+
+
+def content_words(terms: list[str]) -> list[str]:
+    """`terms` without the connector words (`e`, `and`, `de`, `do`...), which a name may
+    write, drop or spell as `&`: they rank (the exact name, the phrase) but are not required.
+    All of them when nothing else is left."""
+    return [word for word in terms if word not in CONNECTORS] or terms
 
 
 def joined_variants(text: str) -> list[str]:
@@ -128,9 +146,14 @@ def name_query(
         return None
     glued = joined_variants(text)
     fields = (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+    required = content_words(terms)
     matches = [
-        clause for name, weight in fields for clause in _field_clauses(name, terms, glued, weight)
+        clause
+        for name, weight in fields
+        for clause in _field_clauses(name, required, glued, weight)
     ]
+    sounds = " ".join(phonetic(word) for word in required)
+    matches.append({"match": {"busca.fonetica": {"query": sounds, "operator": "and"}}})
     if partners:
         matches.append(
             {
@@ -151,6 +174,54 @@ def name_query(
         "bool": {
             "must": [{"bool": {"should": matches, "minimum_should_match": 1}}],
             "should": ranking,
+        }
+    }
+
+
+def _should_match(count: int) -> str:
+    """How many of `count` words a relaxed match needs: one of one or two, two of three,
+    three quarters of more."""
+    return "1" if count <= 2 else "2" if count == 3 else "75%"
+
+
+def relaxed_query(
+    text: str, *, trade_weight: float = 1.0, partners: bool = False
+) -> dict[str, Any] | None:
+    """The relaxed form of `name_query` (see the module): the companies that match enough of
+    the words, loosely or by their sound, the exact name and the words in order ranking first
+    as in `name_query`; None for no words."""
+    found = words(text)
+    if not found:
+        return None
+    terms = content_words(found)
+    phrase = " ".join(terms)
+    needed = _should_match(len(terms))
+    loose: list[dict[str, Any]] = [
+        _loose(field, phrase, needed, weight)
+        for field, weight in (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+    ]
+    sounds = " ".join(phonetic(word) for word in terms)
+    loose.append({"match": {"busca.fonetica": {"query": sounds, "operator": "and", "boost": 2.0}}})
+    loose.append(_loose("busca.fonetica", sounds, needed, 1.0))
+    if partners:
+        loose.append(_loose("busca.socios", phrase, needed, 0.5))
+    fields = (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+    ranking = [clause for field, weight in fields for clause in _rank_clauses(field, found, weight)]
+    return {"bool": {"must": [{"bool": {"should": loose, "minimum_should_match": 1}}],
+                     "should": ranking}}  # fmt: skip
+
+
+def _loose(field: str, phrase: str, needed: str, boost: float) -> dict[str, Any]:
+    return {
+        "match": {
+            field: {
+                "query": phrase,
+                "minimum_should_match": needed,
+                "fuzziness": "AUTO",
+                "prefix_length": 0,
+                "max_expansions": 20,
+                "boost": boost,
+            }
         }
     }
 

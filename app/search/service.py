@@ -22,7 +22,7 @@ from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
 from app.search import filters as f
-from app.search.names import name_query, ranking_boosts, words
+from app.search.names import RELAX_BELOW, name_query, ranking_boosts, relaxed_query, words
 
 SORT: list[dict[str, Any]] = [{"_score": "desc"}, {"cnpj": "asc"}]
 TIMEOUT = "3s"
@@ -96,9 +96,12 @@ def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
     return shown
 
 
-def build_query(filters: f.Filtros, mode: Modo) -> tuple[dict[str, Any], list[str]]:
+def build_query(
+    filters: f.Filtros, mode: Modo, relaxed: bool = False
+) -> tuple[dict[str, Any], list[str]]:
     """The bool query of `filters` in `mode` and the normalised words it searches; 400 for
-    filters the mode does not take, bad values (naming the field), or nothing to search."""
+    filters the mode does not take, bad values (naming the field), or nothing to search.
+    `relaxed`: the name is matched by the relaxed query (`app.search.names`)."""
     _check_mode(filters, mode)
     f.check_common(filters)
     name = "q" if mode is Modo.SEARCH else "nome"
@@ -111,12 +114,9 @@ def build_query(filters: f.Filtros, mode: Modo) -> tuple[dict[str, Any], list[st
         raise BadRequestError(
             f"Informe {name} ou ao menos um filtro.", details={"aceitos": ACCEPTED[mode]}
         )
+    build = relaxed_query if relaxed else name_query
     matched = (
-        name_query(
-            text,
-            trade_weight=1.5 if mode is Modo.NOME else 1.0,
-            partners=mode is Modo.SEARCH,
-        )
+        build(text, trade_weight=1.5 if mode is Modo.NOME else 1.0, partners=mode is Modo.SEARCH)
         if text
         else None
     )
@@ -131,18 +131,52 @@ def build_query(filters: f.Filtros, mode: Modo) -> tuple[dict[str, Any], list[st
 
 
 async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
-    """One page of the companies matching `filters` in `mode`."""
+    """One page of the companies matching `filters` in `mode`. A name the strict query finds
+    fewer than `RELAX_BELOW` companies for is searched again by the relaxed query (its strict
+    matches first); `filtros.busca_ampliada` says so, and its cursors page the relaxed one."""
     query, terms = build_query(filters, mode)
     shown = applied(filters, terms)
+    strict = paging.digest({"route": mode.value, **shown})
+    relaxed = paging.digest({"route": mode.value, **shown, "busca_ampliada": True})
+    named = bool(terms) and mode is not Modo.CIDADES
+    if named and filters.cursor and _made_by(backends, filters.cursor, relaxed):
+        return await _relaxed(backends, filters, mode, shown, relaxed)
     page = await run_query(
         backends,
         query,
         limit=filters.limit,
         cursor=filters.cursor,
-        request_digest=paging.digest({"route": mode.value, **shown}),
+        request_digest=strict,
         facets=[] if filters.cursor else f.facet_names(filters),
     )
+    if named and not filters.cursor and page.total < RELAX_BELOW:
+        return await _relaxed(backends, filters, mode, shown, relaxed)
     page.filtros = shown
+    return page
+
+
+def _made_by(backends: Backends, cursor: str, request_digest: str) -> bool:
+    """Whether `cursor` pages the request of `request_digest`."""
+    try:
+        backends.cursors.open(cursor, LISTING.lista, LISTING.after, request_digest)
+    except BadRequestError:
+        return False
+    return True
+
+
+async def _relaxed(
+    backends: Backends, filters: f.Filtros, mode: Modo, shown: dict[str, Any], digest: str
+) -> Pagina:
+    query, _ = build_query(filters, mode, relaxed=True)
+    page = await run_query(
+        backends,
+        query,
+        limit=filters.limit,
+        cursor=filters.cursor,
+        request_digest=digest,
+        facets=[] if filters.cursor else f.facet_names(filters),
+    )
+    page.filtros = {**shown, "busca_ampliada": True}
     return page
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.text import MAX_NAME, fold, normalize, normalize_name
+from app.domain.text import MAX_NAME, fold, normalize, normalize_name, phonetic, phonetic_name
 
 OUTPUT = re.compile(r"[a-z0-9]+( [a-z0-9]+)*|")
 
@@ -120,9 +120,17 @@ def test_normalize_name_typed_without_special_letters_same(name: str, typed: str
     assert normalize_name(name) == normalize_name(typed) == typed
 
 
+_INITIALS = re.compile(r"(?<!\S)(\S)((?: (?:e|and) \S(?!\S))+)")
+
+
 def _decomposition_tokens(text: str) -> str:
-    """Words of `text` by Unicode's own decomposition: marks dropped, lower-cased."""
-    return " ".join(re.findall(r"[a-z0-9]+", strip_accents(text).lower()))
+    """Words of `text` by Unicode's own decomposition: marks dropped, lower-cased; single
+    letters or digits joined by `e` or `and` written as one word (the documented rule)."""
+    words = " ".join(re.findall(r"[a-z0-9]+", strip_accents(text).lower()))
+    return _INITIALS.sub(
+        lambda found: found.group(1) + "".join(re.findall(r" (?:e|and) (\S)", found.group(2))),
+        words,
+    )
 
 
 @given(
@@ -173,3 +181,46 @@ def test_normalize_name_caller_text_bounded_before_cache() -> None:
     long = "padaria " * 10_000
     assert normalize_name(long) == normalize_name(long[:MAX_NAME])
     assert len(normalize_name(long)) <= MAX_NAME
+
+
+# Spellings Brazilian names really vary in, written out by hand: each pair must share its sound
+# key, and the pairs of the second table are different names that must not.
+SAME_SOUND = [
+    ("KAROLINE", "CAROLINE"), ("CAROLLINE", "KAROLINE"), ("HELENA", "ELENA"),
+    ("GEOVANA", "JEOVANA"), ("YARA", "IARA"), ("PHELIPE", "FELIPE"), ("WAGNER", "VAGNER"),
+    ("SOUZA", "SOUSA"), ("LUIZ", "LUIS"), ("THIAGO", "TIAGO"), ("KIOSQUE", "QUIOSQUE"),
+    ("CHRISTIANE", "KRISTIANE"), ("XAVIER", "CHAVIER"), ("CECILIA", "SESILIA"),
+    ("MATTOS", "MATOS"), ("KAUE", "CAUE"), ("ISABELLA", "YSABELA"), ("GUILHERME", "GUILERME"),
+]  # fmt: skip
+OTHER_SOUND = [
+    ("CARLOS", "MARCOS"), ("GUSTAVO", "JUSTAVO"), ("GATO", "JATO"), ("CASA", "MASA"),
+    ("RIO", "RIA"), ("2010", "2011"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_SOUND)
+def test_phonetic_same_sound_same_key(a: str, b: str) -> None:
+    assert phonetic(fold(a)) == phonetic(fold(b))
+
+
+@pytest.mark.parametrize(("a", "b"), OTHER_SOUND)
+def test_phonetic_other_sounds_kept_apart(a: str, b: str) -> None:
+    assert phonetic(fold(a)) != phonetic(fold(b))
+
+
+def test_phonetic_name_leaves_connectors_out() -> None:
+    assert phonetic_name("Santos & Filhos Ltda") == phonetic_name("SANTOS E FILHOS") != ""
+    assert phonetic_name("CASA DO PÃO") == phonetic_name("kasa pao")
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789 ", max_size=60))
+def test_phonetic_name_any_text_lower_ascii(text: str) -> None:
+    key = phonetic_name(text)
+    assert re.fullmatch(r"[a-z0-9 ]*", key)
+    assert len(key.split()) <= len(text.split())
+
+
+def test_initials_joined_by_a_word_are_one_word() -> None:
+    assert normalize_name("P E L PEREIRA") == normalize_name("P & L Pereira") == "pl pereira"
+    assert normalize_name("LOCADOR W AND A LTDA") == "locador wa"
+    assert normalize_name("JOAO E MARIA") == "joao e maria"
