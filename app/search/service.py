@@ -132,27 +132,24 @@ def build_query(
 
 async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
     """One page of the companies matching `filters` in `mode`. A name the strict query finds
-    fewer than `RELAX_BELOW` companies for is searched again by the relaxed query (its strict
-    matches first); `filtros.busca_ampliada` says so, and its cursors page the relaxed one."""
+    no company for is searched again by the relaxed query (`app.search.names`);
+    `filtros.busca_ampliada` says so, and its cursors page the relaxed one."""
     query, terms = build_query(filters, mode)
     shown = applied(filters, terms)
-    strict = paging.digest({"route": mode.value, **shown})
-    relaxed = paging.digest({"route": mode.value, **shown, "busca_ampliada": True})
+    relaxed = {**shown, "busca_ampliada": True}
     named = bool(terms) and mode is not Modo.CIDADES
-    if named and filters.cursor and _made_by(backends, filters.cursor, relaxed):
-        return await _relaxed(backends, filters, mode, shown, relaxed)
-    page = await run_query(
-        backends,
-        query,
-        limit=filters.limit,
-        cursor=filters.cursor,
-        request_digest=strict,
-        facets=[] if filters.cursor else f.facet_names(filters),
-    )
+    if named and filters.cursor and _made_by(backends, filters.cursor, _digest(mode, relaxed)):
+        return await _page(backends, build_query(filters, mode, relaxed=True)[0], filters, mode,
+                           relaxed)  # fmt: skip
+    page = await _page(backends, query, filters, mode, shown)
     if named and not filters.cursor and page.total < RELAX_BELOW:
-        return await _relaxed(backends, filters, mode, shown, relaxed)
-    page.filtros = shown
+        return await _page(backends, build_query(filters, mode, relaxed=True)[0], filters, mode,
+                           relaxed)  # fmt: skip
     return page
+
+
+def _digest(mode: Modo, shown: dict[str, Any]) -> str:
+    return paging.digest({"route": mode.value, **shown})
 
 
 def _made_by(backends: Backends, cursor: str, request_digest: str) -> bool:
@@ -164,19 +161,23 @@ def _made_by(backends: Backends, cursor: str, request_digest: str) -> bool:
     return True
 
 
-async def _relaxed(
-    backends: Backends, filters: f.Filtros, mode: Modo, shown: dict[str, Any], digest: str
+async def _page(
+    backends: Backends,
+    query: dict[str, Any],
+    filters: f.Filtros,
+    mode: Modo,
+    shown: dict[str, Any],
 ) -> Pagina:
-    query, _ = build_query(filters, mode, relaxed=True)
+    """One page of `query`, its cursors bound to the request `shown` describes."""
     page = await run_query(
         backends,
         query,
         limit=filters.limit,
         cursor=filters.cursor,
-        request_digest=digest,
+        request_digest=_digest(mode, shown),
         facets=[] if filters.cursor else f.facet_names(filters),
     )
-    page.filtros = {**shown, "busca_ampliada": True}
+    page.filtros = shown
     return page
 
 
