@@ -345,6 +345,9 @@ def download(
     except fetching.LayoutError as error:
         console.print(f"download failed: {error}", markup=False)
         raise typer.Exit(2) from error
+    except OSError as error:
+        console.print(f"download failed: cannot write to {directory}: {error}", markup=False)
+        raise typer.Exit(1) from error
     _print_download(result)
     if report:
         report.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
@@ -382,11 +385,17 @@ def update(
     except fetching.LayoutError as error:
         console.print(f"update failed: {error}", markup=False)
         raise typer.Exit(2) from error
+    except updating.BusyError as error:
+        console.print(f"update not started: {error}", markup=False)
+        raise typer.Exit(1) from error
     except (ApiError, TransportError) as error:
         console.print(f"update failed: Elasticsearch at {url}: {error}", markup=False)
         raise typer.Exit(1) from error
     except (elastic.LoadError, ValueError) as error:
         console.print(f"update failed: the load failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+    except OSError as error:
+        console.print(f"update failed: {error}", markup=False)
         raise typer.Exit(1) from error
     finally:
         es.close()
@@ -404,7 +413,8 @@ def update(
         console.print(
             f"{result.newest} -> {result.index} ({result.documents:,} documents), "
             f"{'live' if result.estado == updating.LOADED else 'NOT live: see the load report'}"
-            f"; dropped {', '.join(result.dropped) or 'nothing'}",
+            f"; dropped {', '.join(result.dropped) or 'nothing'}"
+            f"; downloads removed {', '.join(result.downloads_removed) or 'none'}",
             markup=False,
         )
     if report:

@@ -6,6 +6,7 @@ live and a second update with nothing new does nothing."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import subprocess
@@ -211,3 +212,38 @@ def test_update_puts_the_newest_month_live_once(
     assert second.returncode == 0, second.stderr[-3000:]
     assert "nothing new" in second.stderr
     assert [info.name for info in elastic.list_indices(es, alias)] == [report["index"]]
+
+
+def test_update_runs_one_at_a_time_and_prunes_old_downloads(
+    serve: Callable[..., ReceitaServer],
+    tmp_path: Path,
+    es: Elasticsearch,
+    new_alias: Callable[[], str],
+) -> None:
+    """A run that finds the folder's lock held does nothing (exit 1, said in one line); a run
+    that puts a month live keeps only the newest `--keep` downloaded months."""
+    alias = new_alias()
+    server = serve({"2026-10": MONTH})
+    old = tmp_path / "2026-08"
+    old.mkdir(parents=True)
+    (old / "Empresas0.zip").write_bytes(b"an old month")
+    (tmp_path / "2026-08.manifest.json").write_text("{}")
+    (tmp_path / "notes").mkdir()
+    with (tmp_path / ".update.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        busy = cli("update", str(tmp_path), "--source", server.url, "--alias", alias)
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert busy.returncode == 1
+    assert "update not started: another update is running" in busy.stderr
+    assert "Traceback" not in busy.stderr
+    assert elastic.alias_targets(es, alias) == []
+    assert not (tmp_path / "2026-10").exists()
+    done = cli("update", str(tmp_path), "--source", server.url, "--alias", alias, "--keep", "1",
+               "--report", str(tmp_path / "update.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "update.json").read_text())
+    assert report["downloads_removed"] == ["2026-08"]
+    assert not old.exists()
+    assert not (tmp_path / "2026-08.manifest.json").exists()
+    assert (tmp_path / "2026-10" / "Empresas0.zip").read_bytes() == MONTH["Empresas0.zip"]
+    assert (tmp_path / "notes").is_dir()
