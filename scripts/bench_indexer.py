@@ -40,13 +40,14 @@ def _elasticsearch_process() -> psutil.Process | None:
 def _month(out: Path, size: int, seed: int) -> Path:
     folder = out / f"month-{size}"
     marker = folder / ".generated"
-    if not marker.exists() or marker.read_text() != f"{size} {seed}":
+    made = f"{size} {seed} with tax regimes"  # months cached before the regime files: made again
+    if not marker.exists() or marker.read_text() != made:
         subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(folder),
              "--establishments", str(size), "--seed", str(seed)],
             check=True,
         )  # fmt: skip
-        marker.write_text(f"{size} {seed}")
+        marker.write_text(made)
     return folder
 
 

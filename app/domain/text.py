@@ -198,6 +198,7 @@ _PHONETIC_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def phonetic(word: str) -> str:
     """A sound key of one folded word (`[a-z0-9]`) as Brazilian Portuguese spells it, so the
     spellings names really vary in meet: `K`/`C`/`QU`, `Y`/`I`, a silent `H`, `PH`/`F`,
