@@ -247,3 +247,20 @@ def test_update_runs_one_at_a_time_and_prunes_old_downloads(
     assert not (tmp_path / "2026-08.manifest.json").exists()
     assert (tmp_path / "2026-10" / "Empresas0.zip").read_bytes() == MONTH["Empresas0.zip"]
     assert (tmp_path / "notes").is_dir()
+
+
+def test_a_folder_that_cannot_be_written_is_one_line(
+    serve: Callable[..., ReceitaServer], tmp_path: Path
+) -> None:
+    """The months' folder is a file (as a full disk or a wrong path would be): both commands say
+    so in one line and exit 1, no traceback."""
+    server = serve({"2026-10": MONTH})
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file")
+    fetched = cli("download", str(blocked), "--source", server.url)
+    assert fetched.returncode == 1
+    assert "download failed: cannot write to" in fetched.stderr
+    updated = cli("update", str(blocked), "--source", server.url, "--alias", "test-unwritable")
+    assert updated.returncode == 1
+    assert "update failed:" in updated.stderr
+    assert "Traceback" not in fetched.stderr + updated.stderr

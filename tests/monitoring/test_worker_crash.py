@@ -147,10 +147,11 @@ def _checked_after_restart(
     database: str, server: Server, key: object, monitor_id: int
 ) -> dict[str, object] | None:
     """`force_change` once the API's pool has its connections back (the first request after a
-    restart may meet a broken pooled connection)."""
+    restart may meet a broken pooled connection: a 503 with the error body, which has no
+    `alterado`)."""
     try:
         return force_change(database, server, key, monitor_id)  # type: ignore[arg-type]
-    except (AssertionError, psycopg.OperationalError, ValueError):
+    except (AssertionError, KeyError, psycopg.OperationalError, ValueError):
         return None
 
 
