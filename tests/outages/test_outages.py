@@ -17,8 +17,10 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import httpx
+import psutil
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
@@ -292,3 +294,36 @@ async def _burst(url: str, headers: list[dict[str, str]], count: int) -> list[ht
         return await asyncio.gather(
             *(client.get(VALIDATE, headers=headers[n % len(headers)]) for n in range(count))
         )
+
+
+def _cut_database_connections(server: Server, database: str) -> int:
+    """Ends, on the PostgreSQL side, every connection the server's processes hold (as a
+    restart does, but to this server alone); how many."""
+    port = urlsplit(database).port or 5432
+    parent = psutil.Process(server.process.pid)
+    ports = [
+        connection.laddr.port
+        for process in [parent, *parent.children(recursive=True)]
+        for connection in process.net_connections(kind="tcp")
+        if connection.raddr and connection.raddr.port == port
+    ]
+    with psycopg.connect(database, autocommit=True) as conn:
+        cut = conn.execute(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE client_port = ANY(%s)",
+            (ports,),
+        ).fetchone()
+    return int(cut[0]) if cut else 0
+
+
+def test_status_first_to_meet_a_broken_postgresql_connection_says_up(
+    peer_alias: str, database: str
+) -> None:
+    """A process whose only PostgreSQL use is the status (one worker, no key): its pooled
+    connection, ended on the server's side, fails once; the pool is checked, and that same
+    call says `up`."""
+    with serving(peer_alias, workers=1) as single:
+        assert _down(single) == set()
+        time.sleep(0.5)  # the audit row of that call written: the pool's connection is idle
+        assert _cut_database_connections(single, database) >= 1
+        assert _down(single) == set()
