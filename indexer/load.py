@@ -209,18 +209,18 @@ def _read_main(
     bad_rows: _BadRows,
     progress: Progress,
     readers: int,
-    latest: list[str],
-) -> list[FileReport]:
-    """Read the main files in `readers` processes; results are taken in release order.
-    `latest[0]` becomes the latest situação date (`YYYYMMDD`) of the establishments read."""
+) -> tuple[list[FileReport], str]:
+    """Read the main files in `readers` processes; results are taken in release order. Also
+    the latest situação date (`YYYYMMDD`, "" for none) of the establishments read."""
     jobs = [
         ReadJob(item.source, item.kind, index, staging.workdir) for index, item in enumerate(items)
     ]
     reports = []
+    latest = ""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=readers, mp_context=context, initializer=relax_gc) as pool:
         for result in pool.map(read_file, jobs):
-            latest[0] = max(latest[0], result.latest)
+            latest = max(latest, result.latest)
             job = result.job
             staging.add(job.kind, job.staged, result.rows)
             bad_rows.merge(result)
@@ -231,7 +231,7 @@ def _read_main(
                     file=job.source.name, kind=job.kind.value, rows=result.rows, bad_rows=result.bad
                 )
             )
-    return reports
+    return reports, latest
 
 
 def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[produce.BucketResult]:
@@ -364,9 +364,9 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         for item in references:
             files.append(_read_reference(item, refs, bad_rows, progress))
         main_files = [item for item in recognised if item.kind not in REFERENCE_KINDS]
-        latest = [""]
-        files.extend(_read_main(main_files, staging, bad_rows, progress, options.readers, latest))
-        reference_date = data_referencia(path, options.month, latest[0])
+        read, latest = _read_main(main_files, staging, bad_rows, progress, options.readers)
+        files.extend(read)
+        reference_date = data_referencia(path, options.month, latest)
         clock.lap("read")
         establishments = staging.build()
         unmatched = staging.unmatched_registrations()

@@ -214,7 +214,7 @@ def phonetic(word: str) -> str:
 
 def phonetic_name(text: str) -> str:
     """The sound keys of a name's words (as `normalize_name` reads them), connectors left
-    out: what the relaxed pass of the name search compares."""
+    out: what the name search compares them with (`busca.fonetica`)."""
     return " ".join(
         phonetic(word) for word in normalize_name(text).split() if word not in CONNECTORS
     )

@@ -65,6 +65,14 @@ def content_words(terms: list[str]) -> list[str]:
     return [word for word in terms if word not in CONNECTORS] or terms
 
 
+def _name_fields(trade_weight: float) -> tuple[tuple[str, float], ...]:
+    return (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+
+
+def _sounds(terms: list[str]) -> str:
+    return " ".join(phonetic(word) for word in terms)
+
+
 def joined_variants(text: str) -> list[str]:
     """The query with one pair of adjacent words glued, for each pair, normalised after
     gluing (so `SERV ICOS` is tried as `servicos`, not as `servicos icos`)."""
@@ -145,15 +153,14 @@ def name_query(
     if not terms:
         return None
     glued = joined_variants(text)
-    fields = (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
+    fields = _name_fields(trade_weight)
     required = content_words(terms)
     matches = [
         clause
         for name, weight in fields
         for clause in _field_clauses(name, required, glued, weight)
     ]
-    sounds = " ".join(phonetic(word) for word in required)
-    matches.append({"match": {"busca.fonetica": {"query": sounds, "operator": "and"}}})
+    matches.append({"match": {"busca.fonetica": {"query": _sounds(required), "operator": "and"}}})
     if partners:
         matches.append(
             {
@@ -196,16 +203,13 @@ def relaxed_query(
     terms = content_words(found)
     phrase = " ".join(terms)
     needed = _should_match(len(terms))
-    loose: list[dict[str, Any]] = [
-        _loose(field, phrase, needed, weight)
-        for field, weight in (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
-    ]
-    sounds = " ".join(phonetic(word) for word in terms)
+    fields = _name_fields(trade_weight)
+    loose = [_loose(field, phrase, needed, weight) for field, weight in fields]
+    sounds = _sounds(terms)
     loose.append({"match": {"busca.fonetica": {"query": sounds, "operator": "and", "boost": 2.0}}})
     loose.append(_loose("busca.fonetica", sounds, needed, 1.0))
     if partners:
         loose.append(_loose("busca.socios", phrase, needed, 0.5))
-    fields = (("busca.razao_social", 1.0), ("busca.nome_fantasia", trade_weight))
     ranking = [clause for field, weight in fields for clause in _rank_clauses(field, found, weight)]
     return {"bool": {"must": [{"bool": {"should": loose, "minimum_should_match": 1}}],
                      "should": ranking}}  # fmt: skip

@@ -138,14 +138,16 @@ async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
     shown = applied(filters, terms)
     relaxed = {**shown, "busca_ampliada": True}
     named = bool(terms) and mode is not Modo.CIDADES
-    if named and filters.cursor and _made_by(backends, filters.cursor, _digest(mode, relaxed)):
-        return await _page(backends, build_query(filters, mode, relaxed=True)[0], filters, mode,
-                           relaxed)  # fmt: skip
-    page = await _page(backends, query, filters, mode, shown)
-    if named and not filters.cursor and page.total < RELAX_BELOW:
-        return await _page(backends, build_query(filters, mode, relaxed=True)[0], filters, mode,
-                           relaxed)  # fmt: skip
-    return page
+    cursor = filters.cursor
+    pages_relaxed = (
+        named and cursor is not None and _made_by(backends, cursor, _digest(mode, relaxed))
+    )
+    if not pages_relaxed:
+        page = await _page(backends, query, filters, mode, shown)
+        if not named or cursor or page.total >= RELAX_BELOW:
+            return page
+    loose, _ = build_query(filters, mode, relaxed=True)
+    return await _page(backends, loose, filters, mode, relaxed)
 
 
 def _digest(mode: Modo, shown: dict[str, Any]) -> str:
