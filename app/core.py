@@ -13,7 +13,6 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components
-from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -41,6 +40,7 @@ from app.context import Backends
 from app.errors import HANDLERS
 from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
+from app.lib.database import connection_pool
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
@@ -71,11 +71,9 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
     # Autocommit: a single statement is its own transaction (one round trip for the key
     # lookup of every request); work of several statements opens `conn.transaction()`.
-    pool = AsyncConnectionPool(
+    pool = connection_pool(
         settings.database_url,
-        min_size=1,
         max_size=10,
-        open=False,
         timeout=settings.request_timeout,
         kwargs={"autocommit": True},
     )

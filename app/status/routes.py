@@ -39,7 +39,14 @@ async def service_status(
     settings: NamedDependency[Settings],
     gate: NamedDependency[Gate],
 ) -> Response[bytes]:
-    result = await status(es, pool, redis, settings.index_alias, settings.health_timeout)
+    result = await status(
+        es,
+        pool,
+        redis,
+        settings.index_alias,
+        settings.health_timeout,
+        database_url=settings.database_url,
+    )
     audit = gate.audit
     result.auditoria = AuditState(
         pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped

@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 import msgspec
 import psycopg
 from elasticsearch import AsyncElasticsearch
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from redis.asyncio import Redis
 
 from app.lib.elastic import body
@@ -75,18 +75,21 @@ async def _elasticsearch(es: AsyncElasticsearch) -> str:
     return f"cluster {health.status}"
 
 
-async def _postgresql(pool: AsyncConnectionPool) -> None:
-    """`SELECT 1` on a pooled connection. A connection broken by a PostgreSQL restart fails
-    once: the pool's idle connections are then checked (the broken ones replaced) and the
-    check is tried again, so the status says `up` as soon as PostgreSQL answers, even in a
+async def _postgresql(pool: AsyncConnectionPool, url: str, timeout: float) -> str | None:
+    """`SELECT 1` on a pooled connection. When the pool has none to give (its connections
+    were broken by a PostgreSQL restart, or it is between reconnection attempts), its idle
+    connections are checked (the broken ones replaced) and PostgreSQL itself is asked on a
+    connection of its own: the status says `up` as soon as PostgreSQL answers, even in a
     process whose requests have not needed PostgreSQL since (keys are cached)."""
     try:
-        async with pool.connection(timeout=2.0) as connection:
+        async with pool.connection(timeout=timeout / 2) as connection:
             await connection.execute("SELECT 1")
-    except psycopg.OperationalError:
+        return None
+    except (psycopg.OperationalError, PoolTimeout):
         await pool.check()
-        async with pool.connection(timeout=2.0) as connection:
-            await connection.execute("SELECT 1")
+    async with await psycopg.AsyncConnection.connect(url) as connection:
+        await connection.execute("SELECT 1")
+    return "answered on a new connection; the pool is reconnecting"
 
 
 async def _redis(redis: Redis) -> None:
@@ -111,11 +114,17 @@ async def _index(es: AsyncElasticsearch, alias: str, timeout: float) -> IndexSta
 
 
 async def status(
-    es: AsyncElasticsearch, pool: AsyncConnectionPool, redis: Redis, alias: str, timeout: float
+    es: AsyncElasticsearch,
+    pool: AsyncConnectionPool,
+    redis: Redis,
+    alias: str,
+    timeout: float,
+    *,
+    database_url: str,
 ) -> Status:
     elastic, postgres, cache, index = await asyncio.gather(
         _guard(_elasticsearch(es), timeout),
-        _guard(_postgresql(pool), timeout),
+        _guard(_postgresql(pool, database_url, timeout), timeout),
         _guard(_redis(redis), timeout),
         _index(es, alias, timeout),
     )

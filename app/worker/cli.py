@@ -14,10 +14,11 @@ import psycopg
 import typer
 from procrastinate.exceptions import ConnectorException
 from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from app.accounts.keys import check_secret
 from app.context import Backends
+from app.lib.database import connection_pool
 from app.lib.elastic import create_client
 from app.lib.paging import Cursors
 from app.monitoring.service import Later
@@ -65,24 +66,16 @@ async def _run(concurrency: int) -> None:
     settings = get_settings()
     secret = check_secret(settings.api_key_secret)
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
-    pool = AsyncConnectionPool(
-        settings.database_url,
-        min_size=1,
-        max_size=concurrency + 4,
-        open=False,
-        kwargs={"autocommit": True},
+    pool = connection_pool(
+        settings.database_url, max_size=concurrency + 4, kwargs={"autocommit": True}
     )
     await pool.open(wait=False)
     # The queue runs on a pool of its own: its listener opens a connection with the pool's
     # options plus `autocommit=True`, which clashes with the services' `autocommit` option.
     # Its connections are made autocommit once opened instead: each queue query (one stored
     # function) is then its own transaction, with no COMMIT round trip after it.
-    queue_pool = AsyncConnectionPool(
-        settings.database_url,
-        min_size=1,
-        max_size=concurrency + 2,
-        open=False,
-        configure=_autocommit,
+    queue_pool = connection_pool(
+        settings.database_url, max_size=concurrency + 2, configure=_autocommit
     )
     await queue_pool.open(wait=False)
     await queue.open_async(pool=queue_pool)
