@@ -62,6 +62,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     records_dir: str = ".state/registros"
     """The record stores the indexer writes (`indexer.records`); relative paths start at the
     project's root. Lookups read the live release's store when this process has it."""
+    fast_lookups: bool = True
+    """Whether `GET /v1/cnpj/{cnpj}` is answered by its fast lane (`app.lookup.fast`) when it
+    can; false sends every lookup through the framework."""
     max_in_flight: int = 100
     """Requests one API process answers at once; the excess gets 503 with `Retry-After: 1` at
     once (`app.lib.shedding`)."""

@@ -128,6 +128,27 @@ class Gate:
         caller.cached = cached
         return self._accept(caller, credential)
 
+    def identify_cached(self, scope: Scope, caller: Caller) -> bool:
+        """Identifies the caller from this process's credential cache alone, with no wait and
+        no refusal: True when that settles it (a call without a key, or a cached key that is
+        valid, not revoked and allowed from the caller's address; its identity is then on the
+        caller), False when the full check of `identify` is needed."""
+        try:
+            key = bearer(scope)
+        except UnauthorizedError:
+            return False
+        if key is None:
+            return True
+        key_id = keys.key_id(key)
+        found = self.credentials.get(key_id) if key_id is not None else None
+        if found is None or found.revogada or not keys.matches(self.secret, key, found.hash):
+            return False
+        if found.allowlist and not in_any(caller.address, found.allowlist):
+            return False
+        caller.cached = True
+        self._accept(caller, found)
+        return True
+
     def _accept(self, caller: Caller, credential: Credencial) -> Identity:
         caller.identity = Identity(
             key_id=credential.id, conta_id=credential.conta_id, papel=credential.papel,

@@ -100,24 +100,11 @@ class AccessMiddleware(ASGIMiddleware):
         if kind is Access.AGENT:
             await self._identify_agent(scope, gate, state)
             status = await self._call(scope, receive, send, next_app, state)
-            self._record(scope, state, status)
+            record_call(scope, state, status)
             return
-        try:
-            if kind is not Access.BOOTSTRAP and await gate.identify(scope, caller):
-                scope["user"] = scope["auth"] = caller.identity
-            if caller.identity is None and kind is Access.PROTECTED:
-                raise UnauthorizedError(MISSING)
-            limit = int(opt.get("limit", ANONYMOUS_LIMIT))
-            await state.admit(group=opt.get("bucket", "anonimo"), anonymous_limit=limit)
-        except UnauthorizedError as error:
-            refusal = await gate.refuse(error, caller)
-            self._record(scope, state, refusal.status)
-            raise refusal from None
-        except AppError as error:
-            self._record(scope, state, error.status)
-            raise
+        await admit_call(scope, state, kind, opt, identify=kind is not Access.BOOTSTRAP)
         status = await self._call(scope, receive, send, next_app, state)
-        self._record(scope, state, status)
+        record_call(scope, state, status)
 
     @staticmethod
     async def _identify_agent(scope: Scope, gate: Gate, state: RequestAccess) -> None:
@@ -152,17 +139,42 @@ class AccessMiddleware(ASGIMiddleware):
         await next_app(scope, receive, send_with_headers)
         return status
 
-    @staticmethod
-    def _record(scope: Scope, state: RequestAccess, status: int) -> None:
-        if not state.audited:
-            return
-        state.gate.record(
-            state.caller,
-            metodo=str(scope.get("method", "")),
-            rota=state.rota,
-            operacao=state.operacao,
-            caminho=scope["path"],
-            status=state.status or status,
-            custo=state.custo,
-            unidades=max(state.units, 1),
-        )
+
+async def admit_call(
+    scope: Scope, state: RequestAccess, kind: Access, opt: dict[str, Any], *, identify: bool
+) -> None:
+    """Admits a REST call: its key checked (unless `identify` is False: a bootstrap route, or a
+    caller the credential cache already identified), a key required on a protected route, and
+    one unit drawn from the window the route's `opt` names. A refusal is recorded and raised:
+    401 (or 429 once the address's window of refusals is full), 403, 429, 503."""
+    gate, caller = state.gate, state.caller
+    try:
+        if identify and await gate.identify(scope, caller):
+            scope["user"] = scope["auth"] = caller.identity
+        if caller.identity is None and kind is Access.PROTECTED:
+            raise UnauthorizedError(MISSING)
+        limit = int(opt.get("limit", ANONYMOUS_LIMIT))
+        await state.admit(group=opt.get("bucket", "anonimo"), anonymous_limit=limit)
+    except UnauthorizedError as error:
+        refusal = await gate.refuse(error, caller)
+        record_call(scope, state, refusal.status)
+        raise refusal from None
+    except AppError as error:
+        record_call(scope, state, error.status)
+        raise
+
+
+def record_call(scope: Scope, state: RequestAccess, status: int) -> None:
+    """Queues the audit row of an audited call (`Gate.record`)."""
+    if not state.audited:
+        return
+    state.gate.record(
+        state.caller,
+        metodo=str(scope.get("method", "")),
+        rota=state.rota,
+        operacao=state.operacao,
+        caminho=scope["path"],
+        status=state.status or status,
+        custo=state.custo,
+        unidades=max(state.units, 1),
+    )

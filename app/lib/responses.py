@@ -51,7 +51,3 @@ def matches(header: str | None, tag: str) -> bool:
 def validators(tag: str) -> dict[str, str]:
     """The headers that let a client revalidate instead of downloading again."""
     return {"ETag": tag, "Cache-Control": "private, no-cache"}
-
-
-def not_modified(tag: str) -> Response[bytes]:
-    return Response(b"", status_code=304, headers=validators(tag))

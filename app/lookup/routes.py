@@ -13,11 +13,11 @@ from litestar.params import FromPath
 from app.auth.access import TOKEN_OPTIONAL, Access
 from app.auth.middleware import access
 from app.context import Backends
-from app.domain.record import Empresa, EmpresaPublica, public_view
+from app.domain.record import Empresa, EmpresaPublica
 from app.errors import ErrorBody
-from app.lib import release
 from app.lib.operations import meter
-from app.lib.responses import entity_tag, json_response, matches, not_modified, validators
+from app.lib.responses import json_response
+from app.lookup.answer import record_answer
 from app.lookup.service import (
     CONSULTAR_CNPJ,
     CONSULTAR_CONTATOS,
@@ -78,18 +78,17 @@ async def lookup_cnpj(
     await meter(request, CONSULTAR_CNPJ)
     company = await consultar(backends, ConsultaCnpj(cnpj=cnpj))
     state = access(request)
-    anonymous = state is not None and state.caller.identity is None
-    view = "publica" if anonymous else "completa"
-    tag = entity_tag(company.hash, f"{view}.{company.data_referencia or ''}")
-    fresh = release.header(company.data_referencia)
-    if tag is not None and matches(request.headers.get("if-none-match"), tag):
-        answer = not_modified(tag)
-    else:
-        answer = json_response(public_view(company) if anonymous else company)
-        if tag is not None:
-            answer.headers.update(validators(tag))
-    answer.headers.update(fresh)
-    return answer
+    answer = record_answer(
+        company,
+        anonymous=state is not None and state.caller.identity is None,
+        if_none_match=request.headers.get("if-none-match"),
+    )
+    return Response(
+        answer.body,
+        status_code=answer.status,
+        headers=answer.headers,
+        media_type="application/json",
+    )
 
 
 @get(

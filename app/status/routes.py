@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from elasticsearch import AsyncElasticsearch
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from psycopg_pool import AsyncConnectionPool
@@ -12,6 +14,7 @@ from redis.asyncio import Redis
 from app.auth.access import NO_TOKEN, Access
 from app.auth.gate import Gate
 from app.lib.responses import json_response
+from app.lookup.fast import FAST_LANE
 from app.settings import Settings
 from app.status.service import AuditState, Status, status
 
@@ -33,6 +36,7 @@ from app.status.service import AuditState, Status, status
     tags=["Status"],
 )
 async def service_status(
+    request: Request[Any, Any, Any],
     es: NamedDependency[AsyncElasticsearch],
     pool: NamedDependency[AsyncConnectionPool],
     redis: NamedDependency[Redis],
@@ -51,4 +55,6 @@ async def service_status(
     result.auditoria = AuditState(
         pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped
     )
+    lane = request.app.state.get(FAST_LANE)
+    result.consultas_rapidas = lane.answered if lane is not None else None
     return json_response(result, status_code=200 if result.status == "ok" else 503)

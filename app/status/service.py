@@ -48,6 +48,9 @@ class Status(msgspec.Struct, kw_only=True):
     dependencies: dict[str, Dependency]
     index: IndexState
     auditoria: AuditState | None = None
+    consultas_rapidas: int | None = None
+    """Lookups by CNPJ the answering process served through its fast lane since it started
+    (`app.lookup.fast`); absent when the lane is off."""
 
 
 async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:
