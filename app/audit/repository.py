@@ -53,10 +53,9 @@ class Filtro(msgspec.Struct, kw_only=True, frozen=True):
     ate: datetime | None = None
 
 
-_INSERT = """
-INSERT INTO auditoria
-    (chave_id, metodo, rota, operacao, caminho, ip, user_agent, status, em, unidades)
-VALUES (%s, %s, %s, %s, %s, %s::inet, %s, %s, %s, %s)
+_COPY = """
+COPY auditoria (chave_id, metodo, rota, operacao, caminho, ip, user_agent, status, em, unidades)
+FROM STDIN
 """
 
 _USAGE = {
@@ -71,24 +70,13 @@ _USAGE = {
 async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
     """Inserts the rows, adds them to the usage counters and moves each key's last use."""
     async with conn.cursor() as cursor:
-        await cursor.executemany(
-            _INSERT,
-            [
-                (
-                    r.chave_id,
-                    r.metodo,
-                    r.rota,
-                    r.operacao,
-                    r.caminho,
-                    r.ip,
-                    r.user_agent,
-                    r.status,
-                    r.em,
-                    r.unidades,
-                )
-                for r in rows
-            ],
-        )
+        # COPY: a batch is one stream of rows, far less work per row than an INSERT each.
+        async with cursor.copy(_COPY) as copy:
+            for r in rows:
+                await copy.write_row(
+                    (r.chave_id, r.metodo, r.rota, r.operacao, r.caminho, r.ip, r.user_agent,
+                     r.status, r.em, r.unidades)
+                )  # fmt: skip
         usage: Counter[tuple[str, str, date]] = Counter()
         for r in rows:
             if r.custo in _USAGE:

@@ -88,6 +88,27 @@ def test_window_frees_after_its_length_exact() -> None:
     assert admitted[-1] is True
 
 
+def test_hits_sent_together_count_exactly_after_redis_forgot_the_script() -> None:
+    """Hits that arrive together go to Redis as one pipeline; when Redis has lost the script
+    (a restart, `SCRIPT FLUSH`), the batch is sent again with the script's text, once."""
+
+    async def scenario() -> tuple[list[bool], list[bool]]:
+        redis = Redis.from_url(get_settings().redis_url)
+        limiter = RateLimiter(redis, f"test-{uuid.uuid4().hex[:8]}:")
+        try:
+            await redis.script_flush()
+            first = await asyncio.gather(*(limiter.hit("a", 5) for _ in range(12)))
+            other = await asyncio.gather(*(limiter.hit(f"c{i % 3}", 2) for i in range(9)))
+            return [d.admitted for d in first], [d.admitted for d in other]
+        finally:
+            await redis.aclose()
+
+    first, other = asyncio.run(scenario())
+    assert first.count(True) == 5
+    assert first[:5] == [True] * 5, "the batch keeps the order the requests came in"
+    assert other.count(True) == 6, "each bucket of the batch counted on its own"
+
+
 def test_anonymous_ip_three_per_minute(api_server: Server) -> None:
     with api_server.client("127.0.0.3", headers={}) as client:
         statuses = [client.get(path).status_code for path in
