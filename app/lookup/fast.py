@@ -4,10 +4,11 @@ framework's routing, dependency injection and response objects, through the same
 the route (`app.lookup.answer`, the gate, the audit).
 
 The common case is a GET with no query string, for a bare 14-character CNPJ with valid check
-digits that this process's record store holds, by a caller the credential cache settles (no key,
-or a cached valid key). Everything else goes to the app untouched and nothing is drawn before it
-does: formatted or malformed CNPJs, unknown ones (404), keys not yet cached, revoked or refused
-keys, and processes without a store. From the window check on, the call is the route's: the same
+digits, in a process that has the live release's record store (which holds every record of the
+release, so a CNPJ it lacks is a 404), by a caller the credential cache settles (no key, or a
+cached valid key). Everything else goes to the app untouched and nothing is drawn before it
+does: formatted or malformed CNPJs, keys not yet cached, revoked or refused keys, and processes
+without a store. From the window check on, the call is the route's: the same
 units, the same refusals (429, 403, 503 and their headers), the same audit row and usage counter.
 `FAST_LOOKUPS=false` turns the lane off.
 """
@@ -31,7 +32,7 @@ from app.errors import AppError, ErrorBody
 from app.lib.operations import charge
 from app.lookup.answer import Answer, record_answer
 from app.lookup.routes import lookup_cnpj
-from app.lookup.service import CONSULTAR_CNPJ
+from app.lookup.service import CONSULTAR_CNPJ, not_found
 from app.ratelimit.limiter import Decision
 
 PREFIXES = (("/v1/cnpj/", "/v1/cnpj/{cnpj}"), ("/cnpj/", "/cnpj/{cnpj}"))
@@ -98,7 +99,7 @@ class FastLookups:
             return False
         number, template = found
         records = backends.records.records([number])
-        if not records:
+        if records is None:
             return False
         caller = gate.caller(scope)
         if not gate.identify_cached(scope, caller):
@@ -111,11 +112,14 @@ class FastLookups:
             await _send(send, _error(error), None)
             return True
         await charge(access, CONSULTAR_CNPJ)
-        answer = record_answer(
-            records[0],
-            anonymous=caller.identity is None,
-            if_none_match=_header(scope, b"if-none-match"),
-        )
+        if records:
+            answer = record_answer(
+                records[0],
+                anonymous=caller.identity is None,
+                if_none_match=_header(scope, b"if-none-match"),
+            )
+        else:  # the store holds every record of its release
+            answer = _error(not_found(number))
         await _send(send, answer, access.decision)
         record_call(scope, access, answer.status)
         self.answered += 1

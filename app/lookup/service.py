@@ -55,6 +55,10 @@ def parse_cnpj(raw: str) -> str:
     return checked.cnpj
 
 
+def not_found(number: str) -> NotFoundError:
+    return NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
+
+
 class _Hit(msgspec.Struct):
     source: Registro = msgspec.field(name="_source")
 
@@ -91,7 +95,7 @@ async def find_companies(es: AsyncElasticsearch, alias: str, numbers: list[str])
 async def get_company(es: AsyncElasticsearch, alias: str, number: str) -> Empresa:
     found = await find_companies(es, alias, [number])
     if not found:
-        raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
+        raise not_found(number)
     return found[0]
 
 
@@ -110,7 +114,7 @@ async def consultar(backends: Backends, entrada: ConsultaCnpj) -> Empresa:
     number = parse_cnpj(entrada.cnpj.strip("/"))
     found = await records_of(backends, [number])
     if not found:
-        raise NotFoundError(f"CNPJ {cnpj.format_cnpj(number)} não encontrado.")
+        raise not_found(number)
     return found[0]
 
 

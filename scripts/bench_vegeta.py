@@ -1,0 +1,90 @@
+"""Open-loop latency of `GET /v1/cnpj/{cnpj}` at a fixed rate with vegeta (a Go load generator:
+it costs the machine far less per request than a Python client, so the latency it reports is
+the server's rather than the client's), with per-status counts and percentiles.
+
+    .venv/bin/python scripts/bench_vegeta.py --url http://127.0.0.1:8000 [--alias empresas] \
+        [--rate 2000] [--seconds 20] [--vegeta vegeta]
+
+vegeta is not a Debian package; with Go (1.22+) it installs from the Go module proxy:
+`GOBIN=$HOME/bin go install github.com/tsenart/vegeta/v12@v12.12.0`. Needs the services of
+`scripts/services.sh env` and `API_KEY_SECRET` set to the server's (a key of the unthrottled
+bench plan is made). CNPJs are 5,000 random documents of the alias, in a shuffled order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_api import sample_cnpjs  # noqa: E402
+from loadgen import bench_key  # noqa: E402
+
+from app.settings import get_settings  # noqa: E402
+
+
+def _targets(url: str, numbers: list[str], key: str) -> Path:
+    handle = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)  # noqa: SIM115
+    for number in numbers:
+        handle.write(f"GET {url}/v1/cnpj/{number}\nAuthorization: Bearer {key}\n\n")
+    handle.close()
+    return Path(handle.name)
+
+
+def _summary(results: str) -> list[str]:
+    """One line per status: count, share, p50/p95/p99/max in milliseconds."""
+    latencies: dict[str, list[float]] = {}
+    rows = list(csv.reader(results.splitlines()))
+    for row in rows:
+        latencies.setdefault(row[1], []).append(int(row[2]) / 1e6)
+    lines = []
+    for status, found in sorted(latencies.items()):
+        found.sort()
+        n = len(found)
+        at = [found[min(int(n * q), n - 1)] for q in (0.5, 0.95, 0.99)]
+        lines.append(
+            f"status {status}: {n} ({100 * n / len(rows):.1f} %), p50 {at[0]:.2f} "
+            f"p95 {at[1]:.2f} p99 {at[2]:.2f} max {found[-1]:.2f} ms"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--alias", default="empresas")
+    parser.add_argument("--rate", type=int, default=2000)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--vegeta", default="vegeta")
+    args = parser.parse_args()
+    numbers = sample_cnpjs(get_settings().elasticsearch_url, args.alias, 5000, seed=7)
+    numbers = numbers[: len(numbers) * 10 // 11]  # the records only, no 404s
+    random.Random(1).shuffle(numbers)
+    targets = _targets(args.url, numbers, bench_key())
+    try:
+        attack = subprocess.run(
+            [args.vegeta, "attack", f"-rate={args.rate}", f"-duration={args.seconds}s",
+             f"-targets={targets}", "-timeout=5s"],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        encoded = subprocess.run(
+            [args.vegeta, "encode", "--to", "csv"],
+            input=attack.stdout, capture_output=True, check=True,
+        )  # fmt: skip
+    finally:
+        targets.unlink()
+    print(f"GET /v1/cnpj/{{cnpj}} at {args.rate} req/s for {args.seconds} s (vegeta, open loop)")
+    for line in _summary(encoded.stdout.decode()):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
