@@ -96,12 +96,22 @@ def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
     return shown
 
 
+class Etapa(StrEnum):
+    """The passes of a name search, in order: the words as typed, then with a typo per word,
+    then the relaxed query (`app.search.names`); each runs only when the one before found no
+    company."""
+
+    EXATA = "exata"
+    TOLERANTE = "tolerante"
+    AMPLIADA = "ampliada"
+
+
 def build_query(
-    filters: f.Filtros, mode: Modo, relaxed: bool = False
+    filters: f.Filtros, mode: Modo, etapa: Etapa = Etapa.TOLERANTE
 ) -> tuple[dict[str, Any], list[str]]:
     """The bool query of `filters` in `mode` and the normalised words it searches; 400 for
     filters the mode does not take, bad values (naming the field), or nothing to search.
-    `relaxed`: the name is matched by the relaxed query (`app.search.names`)."""
+    `etapa`: how loosely the name is matched."""
     _check_mode(filters, mode)
     f.check_common(filters)
     name = "q" if mode is Modo.SEARCH else "nome"
@@ -114,12 +124,13 @@ def build_query(
         raise BadRequestError(
             f"Informe {name} ou ao menos um filtro.", details={"aceitos": ACCEPTED[mode]}
         )
-    build = relaxed_query if relaxed else name_query
-    matched = (
-        build(text, trade_weight=1.5 if mode is Modo.NOME else 1.0, partners=mode is Modo.SEARCH)
-        if text
-        else None
-    )
+    weight, partners = 1.5 if mode is Modo.NOME else 1.0, mode is Modo.SEARCH
+    matched = None
+    if text and etapa is Etapa.AMPLIADA:
+        matched = relaxed_query(text, trade_weight=weight, partners=partners)
+    elif text:
+        tolerant = etapa is Etapa.TOLERANTE
+        matched = name_query(text, trade_weight=weight, partners=partners, tolerant=tolerant)
     query = {
         "bool": {
             "must": [matched or {"match_all": {}}],
@@ -131,33 +142,43 @@ def build_query(
 
 
 async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
-    """One page of the companies matching `filters` in `mode`. A name the strict query finds
-    no company for is searched again by the relaxed query (`app.search.names`);
-    `filtros.busca_ampliada` says so, and its cursors page the relaxed one."""
-    query, terms = build_query(filters, mode)
+    """One page of the companies matching `filters` in `mode`. A name is searched by the
+    passes of `Etapa` in turn until one finds a company; `filtros.busca_ampliada` says the
+    relaxed one answered. A cursor pages the pass that made it."""
+    first = Etapa.TOLERANTE if mode is Modo.CIDADES else Etapa.EXATA
+    query, terms = build_query(filters, mode, first)
     shown = applied(filters, terms)
-    relaxed = {**shown, "busca_ampliada": True}
-    named = bool(terms) and mode is not Modo.CIDADES
-    cursor = filters.cursor
-    pages_relaxed = (
-        named and cursor is not None and _made_by(backends, cursor, _digest(mode, relaxed))
-    )
-    if not pages_relaxed:
-        page = await _page(backends, query, filters, mode, shown)
-        if not named or cursor or page.total >= RELAX_BELOW:
+    if not terms or mode is Modo.CIDADES:
+        return await _page(backends, query, filters, mode, shown, Etapa.TOLERANTE)
+    passes = list(Etapa)
+    if filters.cursor is not None:
+        made = [e for e in passes if _made_by(backends, filters.cursor, mode, shown, e)]
+        passes = made[:1] or passes[:1]
+    for etapa in passes:
+        if etapa is not Etapa.EXATA:
+            query, _ = build_query(filters, mode, etapa)
+        page = await _page(backends, query, filters, mode, shown, etapa)
+        if filters.cursor or page.total >= RELAX_BELOW or etapa is passes[-1]:
             return page
-    loose, _ = build_query(filters, mode, relaxed=True)
-    return await _page(backends, loose, filters, mode, relaxed)
+    raise AssertionError("unreachable: the last pass returns")
 
 
-def _digest(mode: Modo, shown: dict[str, Any]) -> str:
-    return paging.digest({"route": mode.value, **shown})
+def _shown(shown: dict[str, Any], etapa: Etapa) -> dict[str, Any]:
+    """What the answer's `filtros` say of the pass."""
+    return {**shown, "busca_ampliada": True} if etapa is Etapa.AMPLIADA else shown
 
 
-def _made_by(backends: Backends, cursor: str, request_digest: str) -> bool:
-    """Whether `cursor` pages the request of `request_digest`."""
+def _digest(mode: Modo, shown: dict[str, Any], etapa: Etapa) -> str:
+    """The request a cursor is bound to: the route, the filters and the pass."""
+    return paging.digest({"route": mode.value, **_shown(shown, etapa), "etapa": etapa.value})
+
+
+def _made_by(
+    backends: Backends, cursor: str, mode: Modo, shown: dict[str, Any], etapa: Etapa
+) -> bool:
+    """Whether `cursor` pages the pass `etapa` of the request `shown` describes."""
     try:
-        backends.cursors.open(cursor, LISTING.lista, LISTING.after, request_digest)
+        backends.cursors.open(cursor, LISTING.lista, LISTING.after, _digest(mode, shown, etapa))
     except BadRequestError:
         return False
     return True
@@ -169,17 +190,18 @@ async def _page(
     filters: f.Filtros,
     mode: Modo,
     shown: dict[str, Any],
+    etapa: Etapa,
 ) -> Pagina:
-    """One page of `query`, its cursors bound to the request `shown` describes."""
+    """One page of `query`, its cursors bound to the request `shown` describes and the pass."""
     page = await run_query(
         backends,
         query,
         limit=filters.limit,
         cursor=filters.cursor,
-        request_digest=_digest(mode, shown),
+        request_digest=_digest(mode, shown, etapa),
         facets=[] if filters.cursor else f.facet_names(filters),
     )
-    page.filtros = shown
+    page.filtros = _shown(shown, etapa)
     return page
 
 

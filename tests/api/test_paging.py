@@ -34,7 +34,7 @@ def alias(
     """The sample release plus five companies that share one partner."""
     release = tmp_path_factory.mktemp("paging") / "release"
     shutil.copytree(SAMPLE, release)
-    roots = [f"9900000{n}" for n in range(5)]
+    roots = [f"9700000{n}" for n in range(5)]  # roots the sample does not use
     numbers = [valid_cnpj(root + "0001") for root in roots]
     (release / "EMPRECSV-extra.csv").write_bytes(
         _rows(*([root, f"EMPRESA PAGINADA {n}", "2062", "49", "1000,00", "01", ""]

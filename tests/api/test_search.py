@@ -106,6 +106,24 @@ def test_relaxed_pass_when_the_strict_one_finds_nothing(api: httpx.Client) -> No
     assert other.json()["details"]["campo"] == "cursor"
 
 
+def test_each_pass_pages_with_cursors_of_its_own(api: httpx.Client) -> None:
+    """The words as typed are tried first; a typo only the tolerant pass forgives (`pnues`) is
+    answered by that pass. Either way the cursors continue the pass that made them: every
+    company once, as many as the total."""
+    for typed in ("pneus", "pnues"):
+        first = api.get("/v1/search", params={"q": typed, "limit": 1}).json()
+        assert first["total"] > 1, typed
+        assert "busca_ampliada" not in first["filtros"]
+        seen = [item["cnpj"] for item in first["data"]]
+        cursor = first["next_cursor"]
+        while cursor:
+            page = api.get("/v1/search", params={"q": typed, "limit": 1, "cursor": cursor})
+            assert page.status_code == 200, page.text
+            seen += [item["cnpj"] for item in page.json()["data"]]
+            cursor = page.json()["next_cursor"]
+        assert len(seen) == len(set(seen)) == first["total"], typed
+
+
 def test_connector_words_ranked_not_required(api: httpx.Client) -> None:
     """`&` typed as `e` or `and`, and the other way round: found by the strict pass."""
     for typed in ("prints e co", "prints and co", "prints & co"):

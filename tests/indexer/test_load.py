@@ -192,3 +192,27 @@ def test_load_duplicate_cnpj_counted_one_document_kept(
     assert report.bad_rows_by_reason == {"duplicate CNPJ (one of the rows was kept)": 1}
     kept = _found(es, alias, SERPRO)["nome_fantasia"]
     assert kept in {"SERPRO DUPLICADA", "REGIONAL BRASILIA-DF"}
+
+
+def test_published_release_is_merged_into_one_segment(
+    es: Elasticsearch, new_alias: NewAlias
+) -> None:
+    """Publishing a release leaves its index in one segment (every clause of a query runs once
+    per segment), written once and blocked for writes."""
+    index = f"{new_alias()}-segments"
+    serving = {"settings": {"index": {"refresh_interval": "1s", "number_of_replicas": 0}}}
+    es.indices.create(index=index, settings={"number_of_shards": 1, "number_of_replicas": 0})
+    try:
+        for number in range(3):  # each refresh writes a segment of its own
+            es.index(index=index, document={"n": number}, refresh=True)
+
+        def segments() -> int:
+            shards = es.indices.segments(index=index)["indices"][index]["shards"]
+            return sum(copy["num_search_segments"] for copies in shards.values() for copy in copies)
+
+        assert segments() == 3
+        elastic.restore_settings(es, index, serving)
+        assert segments() == 1
+        assert elastic.count(es, index) == 3
+    finally:
+        es.indices.delete(index=index)
