@@ -40,7 +40,7 @@ from app.context import Backends
 from app.errors import HANDLERS
 from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
-from app.lib.database import connection_pool
+from app.lib.database import RECONNECT_WINDOW, connection_pool
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
@@ -76,6 +76,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         max_size=10,
         timeout=settings.request_timeout,
         kwargs={"autocommit": True},
+        reconnect_timeout=RECONNECT_WINDOW,
     )
     await pool.open(wait=False)
     # A connection broken by a Redis restart fails its next command; one immediate retry on a

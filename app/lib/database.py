@@ -9,9 +9,12 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 RECONNECT_WINDOW = 2.0
-"""Seconds a lost connection is retried in the background (after 0, 1 and 2 s) before the pool
-stops trying and leaves the next request to start a fresh attempt at once. The library's default
-(5 minutes with doubling delays) leaves a pool waiting up to minutes after PostgreSQL is back."""
+"""Seconds the API's pool retries a lost connection in the background (after 0, 1 and 2 s)
+before it stops and leaves the next request to start a fresh attempt at once. The library's
+default (5 minutes with doubling delays) can leave a pool waiting seconds after PostgreSQL is
+back; giving up early suits only a pool whose callers wait briefly (the API's wait at most
+`REQUEST_TIMEOUT`): a caller already waiting when the pool gives up is not woken by a new
+attempt, so the worker's pools, whose callers wait longer, keep the default."""
 
 
 def connection_pool(
@@ -21,6 +24,7 @@ def connection_pool(
     timeout: float = 30.0,
     kwargs: dict[str, Any] | None = None,
     configure: Callable[[AsyncConnection[Any]], Awaitable[None]] | None = None,
+    reconnect_timeout: float = 300.0,
 ) -> AsyncConnectionPool:
     """A closed pool of at most `max_size` connections (one kept open); open it with
     `await pool.open(wait=False)`."""
@@ -32,5 +36,5 @@ def connection_pool(
         timeout=timeout,
         kwargs=kwargs,
         configure=configure,
-        reconnect_timeout=RECONNECT_WINDOW,
+        reconnect_timeout=reconnect_timeout,
     )

@@ -142,6 +142,28 @@ def test_elasticsearch_frozen_answers_bounded_503_then_back(
         until(lambda: client.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
 
 
+def test_status_names_a_hung_dependency_within_its_own_timeout(peer_alias: str) -> None:
+    """A frozen Redis (SIGSTOP) answers nothing: the status gives up on it after
+    `HEALTH_TIMEOUT`, shorter than the requests' timeout, and says so; back once it runs."""
+    pid = int(service("pid", "redis"))
+    env = {"REQUEST_TIMEOUT": "3", "HEALTH_TIMEOUT": "0.5"}
+    with serving(peer_alias, workers=1, env=env) as running:
+        assert _down(running) == set()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            answer = httpx.get(f"{running.url}/v1/status", timeout=10)
+            assert time.monotonic() - started < 2
+            assert answer.status_code == 503
+            assert answer.json()["dependencies"]["redis"] == {
+                "status": "down",
+                "detail": "no answer within 0.5 s",
+            }
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        until(lambda: _down(running) == set(), RECOVERY)
+
+
 def test_elasticsearch_stopped_mid_run_rest_and_agents_503_then_back(
     server: Server, make_key: MakeKey
 ) -> None:
