@@ -1,6 +1,7 @@
 """Closed-loop throughput of `GET /v1/cnpj/{cnpj}` with wrk (random keys of the alias, a Bearer
 key of an unthrottled plan): requests per second and wrk's latency distribution, beside the
-same `term` search sent to Elasticsearch alone in the same run.
+same `term` search sent to Elasticsearch alone in the same run. With `--batch N`, of
+`POST /v1/cnpj/lote` with N distinct random CNPJs a call (records per second too).
 
     .venv/bin/python scripts/bench_wrk.py --url http://127.0.0.1:8000 [--alias empresas] \
         [--seconds 10] [--connections 32] [--threads 2] [--rounds 2]
@@ -38,6 +39,21 @@ request = function()
 end
 """
 
+BATCH_LUA = """
+local cnpjs = {%(cnpjs)s}
+local headers = {%(headers)s}
+headers["Content-Type"] = "application/json"
+request = function()
+  local picked = {}
+  for i = 1, %(size)d do
+    local j = math.random(i, #cnpjs)
+    cnpjs[i], cnpjs[j] = cnpjs[j], cnpjs[i]
+    picked[i] = '"' .. cnpjs[i] .. '"'
+  end
+  return wrk.format("POST", "/v1/cnpj/lote", headers, "[" .. table.concat(picked, ",") .. "]")
+end
+"""
+
 
 def _numbers(es: str, alias: str) -> list[str]:
     answer = httpx.post(
@@ -48,13 +64,17 @@ def _numbers(es: str, alias: str) -> list[str]:
     return [hit["_source"]["cnpj"] for hit in answer["hits"]["hits"]]
 
 
-def _script(numbers: list[str], headers: dict[str, str], prefix: str, suffix: str = "") -> Path:
-    """A wrk script sending GET `prefix` + a random CNPJ + `suffix`."""
-    text = LUA % {
+def _script(
+    numbers: list[str], headers: dict[str, str], prefix: str, suffix: str = "", batch: int = 0
+) -> Path:
+    """A wrk script sending GET `prefix` + a random CNPJ + `suffix`, or with `batch`, POST
+    `/v1/cnpj/lote` with that many distinct random CNPJs."""
+    text = (BATCH_LUA if batch else LUA) % {
         "cnpjs": ",".join(f'"{n}"' for n in numbers),
         "headers": ",".join(f'["{k}"]="{v}"' for k, v in headers.items()),
         "prefix": prefix,
         "suffix": suffix,
+        "size": batch,
     }
     handle = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)  # noqa: SIM115
     handle.write(text)
@@ -91,17 +111,23 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--batch", type=int, default=0, help="POST /v1/cnpj/lote with this many CNPJs instead"
+    )
     args = parser.parse_args()
     es = get_settings().elasticsearch_url
     numbers = _numbers(es, args.alias)
     key = bench_key()
-    api = _script(numbers, {"Authorization": f"Bearer {key}"}, "/v1/cnpj/")
+    api = _script(numbers, {"Authorization": f"Bearer {key}"}, "/v1/cnpj/", batch=args.batch)
     # The lookup's own query: a `term` on `cnpj`, the record without the search fields.
     alone = _script(numbers, {}, f"/{args.alias}/_search?q=cnpj:",
                     "&_source_excludes=busca&filter_path=hits.hits._source")  # fmt: skip
     results = []
     for round_ in range(args.rounds):
-        results.append({"round": round_ + 1, "api": _wrk(args.url, api, args),
+        served = _wrk(args.url, api, args)
+        if args.batch:
+            served["records_s"] = served["req_s"] * args.batch
+        results.append({"round": round_ + 1, "api": served,
                         "elasticsearch": _wrk(es, alone, args)})  # fmt: skip
         print(json.dumps(results[-1]))
 
