@@ -77,12 +77,14 @@ class UnavailableError(AppError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
 
 
-def error_response(status: int, message: str, details: Any = None) -> Response[ErrorBody]:
+def error_body(status: int, message: str, details: Any = None) -> ErrorBody:
     phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+    return ErrorBody(error=phrase, message=message, details=details)
+
+
+def error_response(status: int, message: str, details: Any = None) -> Response[ErrorBody]:
     return Response(
-        ErrorBody(error=phrase, message=message, details=details),
-        status_code=status,
-        media_type="application/json",
+        error_body(status, message, details), status_code=status, media_type="application/json"
     )
 
 

@@ -15,7 +15,6 @@ units, the same refusals (429, 403, 503 and their headers), the same audit row a
 
 from __future__ import annotations
 
-from http import HTTPStatus
 from typing import Any
 
 import msgspec
@@ -28,7 +27,7 @@ from app.auth.gate import Gate
 from app.auth.middleware import RequestAccess, admit_call, record_call
 from app.context import Backends
 from app.domain import cnpj
-from app.errors import AppError, ErrorBody
+from app.errors import AppError, error_body
 from app.lib.operations import charge
 from app.lookup.answer import Answer, record_answer
 from app.lookup.routes import lookup_cnpj
@@ -62,9 +61,9 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 def _error(error: AppError) -> Answer:
-    status = int(error.status)
-    body = ErrorBody(error=HTTPStatus(status).phrase, message=error.message, details=error.details)
-    return Answer(status, msgspec.json.encode(body), dict(error.headers))
+    """The error's JSON body and headers, as the app's handler (`app.errors`) writes them."""
+    body = error_body(int(error.status), error.message, error.details)
+    return Answer(int(error.status), msgspec.json.encode(body), dict(error.headers))
 
 
 class FastLookups:
