@@ -395,6 +395,10 @@ def generate(
     simples = Writer(out / "Simples.zip", "F.K03200$W.SIMPLES.CSV.D61108")
     per_part = -(-establishments // parts)
     root_number = 10_000_000 + month.rng.randint(0, 1_000_000)
+    # Roots are 8 digits: the gaps between them shrink for months so large (over 4M
+    # establishments) that gaps of up to 40 would run past 99,999,999; smaller months are as
+    # before.
+    gap = min(40, 2 * 88_000_000 // establishments - 1)
     for part in range(parts):
         writers = {
             "empresas": Writer(out / f"Empresas{part}.zip", f"K3241.K03200Y{part}.D61108.EMPRECSV"),
@@ -407,7 +411,7 @@ def generate(
         written = 0
         pending: list[list[str]] = []
         while written < target:
-            root_number += month.rng.randint(1, 40)
+            root_number += month.rng.randint(1, gap)
             root, alphanumeric_root = extras.root(f"{root_number:08d}")
             company, trade = month.company(root)
             writers["empresas"].csv.writerow(company)
