@@ -154,13 +154,13 @@ async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
     if filters.cursor is not None:
         made = [e for e in passes if _made_by(backends, filters.cursor, mode, shown, e)]
         passes = made[:1] or passes[:1]
-    for etapa in passes:
+    for etapa in passes:  # one pass only when a cursor names it
         if etapa is not Etapa.EXATA:
             query, _ = build_query(filters, mode, etapa)
         page = await _page(backends, query, filters, mode, shown, etapa)
-        if filters.cursor or page.total >= RELAX_BELOW or etapa is passes[-1]:
-            return page
-    raise AssertionError("unreachable: the last pass returns")
+        if page.total >= RELAX_BELOW:
+            break
+    return page
 
 
 def _shown(shown: dict[str, Any], etapa: Etapa) -> dict[str, Any]:
