@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -237,6 +237,11 @@ def _read_main(
 def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[produce.BucketResult]:
     """Results of every bucket, built and loaded by `workers` processes (inline for one)."""
     staging.release()
+    if setup.records is not None:
+        sample = produce.training_sample(setup, staging.buckets, records.SAMPLES)
+        dictionary = records.train(sample)
+        records.save_dictionary(setup.records, setup.index, dictionary)
+        setup = replace(setup, dictionary=dictionary)
     buckets = range(staging.buckets)
     if workers == 1 or staging.buckets == 1:
         produce.start(setup)

@@ -41,6 +41,8 @@ class Setup:
     """The record store's folder (`indexer.records`), None for none."""
     data_referencia: str | None = None
     """The release's reference date (`YYYY-MM-DD`), written into every record."""
+    dictionary: bytes | None = None
+    """The record store's compression dictionary (`indexer.records.train`)."""
 
 
 @dataclass(slots=True)
@@ -50,21 +52,46 @@ class BucketResult:
     missing: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
+def _staging(setup: Setup) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the staging database, on one thread and its memory share."""
+    con = duckdb.connect(str(setup.database), read_only=True)
+    con.execute(f"SET memory_limit = '{setup.memory_limit}'")
+    con.execute("SET threads = 1")
+    spill = setup.database.parent / f"spill-{os.getpid()}"
+    con.execute("SET temp_directory = ?", [str(spill)])
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def training_sample(setup: Setup, buckets: int, size: int) -> list[bytes]:
+    """Up to `size` documents of the first buckets, built as the workers build them: what the
+    record store's compression dictionary is trained on."""
+    con = _staging(setup)
+    builder = Builder(copy.deepcopy(setup.refs), setup.data_referencia)
+    sample: list[bytes] = []
+    try:
+        for bucket in range(buckets):
+            for rows in join_bucket(con, bucket, setup.batch_size):
+                sample.extend(encode(builder.build(row))[0] for row in rows)
+                if len(sample) >= size:
+                    return sample[:size]
+    finally:
+        con.close()
+    return sample
+
+
 class _Worker:
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.con = duckdb.connect(str(setup.database), read_only=True)
-        self.con.execute(f"SET memory_limit = '{setup.memory_limit}'")
-        self.con.execute("SET threads = 1")
-        spill = setup.database.parent / f"spill-{os.getpid()}"
-        self.con.execute("SET temp_directory = ?", [str(spill)])
-        self.con.execute("SET enable_progress_bar = false")
+        self.con = _staging(setup)
         self.es = elastic.connect(setup.url)
         self.refs = copy.deepcopy(setup.refs)
         """A copy of its own, so the missing-code counts it reports are only this worker's."""
         self.builder = Builder(self.refs, setup.data_referencia)
         self.store = (
-            records.open_writer(setup.records, setup.index) if setup.records is not None else None
+            records.Writer(setup.records, setup.index, setup.dictionary)
+            if setup.records is not None
+            else None
         )
 
     def batches(self, bucket: int, outcome: elastic.BulkOutcome) -> Iterator[elastic.Batch]:
@@ -89,7 +116,7 @@ class _Worker:
                 hashes.append(digest)
             if ids:
                 if self.store is not None:
-                    records.write(self.store, zip(ids, bodies, strict=True))
+                    self.store.write(zip(ids, bodies, strict=True))
                 yield elastic.Batch(ids, bodies, hashes)
 
     def run(self, bucket: int) -> BucketResult:

@@ -5,7 +5,8 @@ swap. Each process checks that name at most once a second and opens the file it 
 (read-only, memory-mapped: the page cache is shared by every process), so a new release or a
 rollback is served within a second, without a restart. With no store for the alias here (a
 replica on another machine without the file), `records` is None and lookups read
-Elasticsearch.
+Elasticsearch. Values are Zstandard frames made with the store's own dictionary; a store
+written before compression holds the JSON itself, told apart by its first byte.
 """
 
 from __future__ import annotations
@@ -15,13 +16,18 @@ from pathlib import Path
 
 import lmdb
 import msgspec
+import zstandard
 
 from app.domain.record import Empresa, Registro
 from app.domain.stored import expand
 
 CHECK_EVERY = 1.0
+DICTIONARY_KEY = b"~zstd-dictionary"
+"""Where a store keeps its compression dictionary (no CNPJ sorts or reads as this key)."""
 ROOT = Path(__file__).resolve().parent.parent.parent
 _record = msgspec.json.Decoder(Registro)
+_JSON_OBJECT = ord("{")
+"""The first byte of a value stored uncompressed (a Zstandard frame starts with 0x28)."""
 
 
 class RecordStore:
@@ -31,6 +37,8 @@ class RecordStore:
         self.pointer = self.folder / f"{alias}.current"
         self.index: str | None = None
         self._env: lmdb.Environment | None = None
+        self._decompress = zstandard.ZstdDecompressor().decompress
+        """Called from the event loop only (the library's objects are not for several threads)."""
         self._checked = float("-inf")
 
     def _current(self) -> lmdb.Environment | None:
@@ -51,11 +59,15 @@ class RecordStore:
         self._env, self.index = None, None
         if index:
             try:
-                self._env = lmdb.open(
+                env = lmdb.open(
                     str(self.folder / f"{index}.lmdb"), subdir=False, readonly=True, lock=False,
                     max_dbs=0, readahead=False,
                 )  # fmt: skip
-                self.index = index
+                with env.begin() as txn:
+                    dictionary = txn.get(DICTIONARY_KEY)
+                trained = zstandard.ZstdCompressionDict(dictionary) if dictionary else None
+                self._decompress = zstandard.ZstdDecompressor(dict_data=trained).decompress
+                self._env, self.index = env, index
             except lmdb.Error:
                 self._env = None
         if old is not None:
@@ -68,11 +80,13 @@ class RecordStore:
         if env is None:
             return None
         found = []
+        decompress = self._decompress
         with env.begin(buffers=True) as txn:
             for number in numbers:
                 value = txn.get(number.encode())
                 if value is not None:
-                    found.append(expand(_record.decode(value)))
+                    plain = value if value[0] == _JSON_OBJECT else decompress(value)
+                    found.append(expand(_record.decode(plain)))
         return found
 
     def close(self) -> None:

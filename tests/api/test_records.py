@@ -5,6 +5,7 @@ restart, and a dropped release's store deleted."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -13,13 +14,17 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import lmdb
 import pytest
+import zstandard
 
+from app.lookup.records import DICTIONARY_KEY, RecordStore
 from indexer import records
 from tests.conftest import ROOT, SAMPLE, Loader, MakeKey, Server, serving
 
 SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
 INDEXER = ROOT / ".venv" / "bin" / "indexer"
+ZSTD_FRAME = b"\x28\xb5\x2f\xfd"
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +148,66 @@ def test_new_release_and_rollback_served_within_a_second(
         assert not records.store_path(store, gone).exists()
     assert records.store_path(store, third.index).exists()
     assert records.pointer_path(store, stored_alias).read_text() == third.index
+
+
+def _values(path: Path) -> dict[bytes, bytes]:
+    env = lmdb.open(str(path), subdir=False, readonly=True, lock=False)
+    try:
+        with env.begin() as txn:
+            return {bytes(key): bytes(value) for key, value in txn.cursor()}
+    finally:
+        env.close()
+
+
+def test_store_values_compressed_with_the_releases_own_dictionary(
+    stored_alias: str, store: Path
+) -> None:
+    index = records.pointer_path(store, stored_alias).read_text()
+    values = _values(records.store_path(store, index))
+    dictionary = values.pop(DICTIONARY_KEY)
+    numbers = _sample_numbers(40)
+    assert {number.encode() for number in numbers} <= values.keys()
+    inflate = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(dictionary))
+    plain = 0
+    for key, value in values.items():
+        assert value.startswith(ZSTD_FRAME)
+        document = json.loads(inflate.decompress(value))
+        assert document["cnpj"] == key.decode()
+        plain += len(json.dumps(document, ensure_ascii=False).encode())
+    packed = sum(map(len, values.values()))
+    assert packed * 3 < plain, (packed, plain)
+
+
+@pytest.mark.parametrize("form", ["json", "no-dictionary"])
+def test_store_of_plain_json_or_without_dictionary_still_read(
+    stored_alias: str, store: Path, tmp_path: Path, form: str
+) -> None:
+    """A store written before compression (the JSON itself) and one too small to train a
+    dictionary (plain Zstandard frames) answer the same records as the release's store."""
+    index = records.pointer_path(store, stored_alias).read_text()
+    values = _values(records.store_path(store, index))
+    inflate = zstandard.ZstdDecompressor(
+        dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
+    )
+    documents = {key.decode(): inflate.decompress(value) for key, value in values.items()}
+    assert records.train(list(documents.values())[:10]) is None
+    if form == "json":
+        env = records.open_writer(tmp_path, "antigo")
+        with env.begin(write=True) as txn:
+            for number, document in documents.items():
+                txn.put(number.encode(), document)
+        env.close()
+    else:
+        writer = records.Writer(tmp_path, "antigo", None)
+        writer.write(documents.items())
+        writer.close()
+    records.publish(tmp_path, "empresas", "antigo")
+    numbers = _sample_numbers(40)
+    old, live = RecordStore(tmp_path, "empresas"), RecordStore(store, stored_alias)
+    try:
+        assert old.records(numbers) == live.records(numbers)
+        assert len(old.records(numbers) or []) == len(numbers)
+        assert old.records(["11222333000181"]) == []
+    finally:
+        old.close()
+        live.close()
