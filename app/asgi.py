@@ -14,4 +14,8 @@ logging.getLogger("elastic_transport").setLevel(logging.WARNING)
 logging.getLogger("elastic_transport.transport").setLevel(logging.ERROR)
 settings = get_settings()
 core = create_app(settings)
-app = Shedding(FastLookups(core) if settings.fast_lookups else core, settings.max_in_flight)
+app = Shedding(
+    FastLookups(core) if settings.fast_lookups else core,
+    settings.max_in_flight,
+    settings.max_searches_in_flight,
+)

@@ -68,6 +68,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_in_flight: int = 100
     """Requests one API process answers at once; the excess gets 503 with `Retry-After: 1` at
     once (`app.lib.shedding`)."""
+    max_searches_in_flight: int = 16
+    """Of those, searches (routes that query Elasticsearch) one API process answers at once."""
     lots_dir: str = ".state/lotes"
     """Where lead lots' files are kept (relative paths start at the project's root)."""
     lots_keep_hours: int = 168

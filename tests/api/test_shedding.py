@@ -44,3 +44,41 @@ def test_excess_refused_at_once_then_served(narrow: Server) -> None:
     with narrow.client() as client:
         for _ in range(10):
             assert client.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+
+
+SEARCHES = [
+    ("/v1/search", {"q": "servico federal"}),
+    ("/seek", {"uf": "DF"}),
+    ("/v1/nome", {"nome": "servico federal"}),
+]
+
+
+@pytest.fixture(scope="module")
+def narrow_searches(peer_alias: str) -> Iterator[Server]:
+    with serving(peer_alias, workers=1, env={"MAX_SEARCHES_IN_FLIGHT": "1"}) as server:
+        yield server
+
+
+def test_searches_refused_past_their_own_limit_while_lookups_served(
+    narrow_searches: Server,
+) -> None:
+    def call(index: int) -> tuple[str, int, float]:
+        with narrow_searches.client(timeout=30) as client:
+            started = time.monotonic()
+            if index % 3 == 0:
+                response = client.get(f"/v1/cnpj/{SERPRO}")
+                return "lookup", response.status_code, time.monotonic() - started
+            path, params = SEARCHES[index % 2 + (index % 5 == 1)]
+            response = client.get(path, params=params)
+            return path, response.status_code, time.monotonic() - started
+
+    with ThreadPoolExecutor(40) as pool:
+        answers = list(pool.map(call, range(120)))
+    lookups = Counter(status for kind, status, _ in answers if kind == "lookup")
+    searches = Counter(status for kind, status, _ in answers if kind != "lookup")
+    assert lookups == {200: 40}, lookups
+    assert set(searches) == {200, 503}, searches
+    assert all(seconds < 1.0 for _, status, seconds in answers if status == 503)
+    with narrow_searches.client() as client:
+        for path, params in SEARCHES:
+            assert client.get(path, params=params).status_code == 200
