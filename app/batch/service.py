@@ -12,7 +12,8 @@ from app.domain.record import Empresa
 from app.errors import BadRequestError
 from app.lib.body import decode
 from app.lib.operations import Custo, Operacao
-from app.lookup.service import records_of
+from app.lookup.records import Stored
+from app.lookup.service import stored_records_of
 
 CONSULTAR_LOTE = Operacao("consultar_lote", Custo.CONSULTA)
 """Counts one query per item, in the usage and in the window."""
@@ -25,19 +26,41 @@ class LoteEntrada(msgspec.Struct, forbid_unknown_fields=True):
     cnpjs: list[Any]
 
 
-class ItemLote(msgspec.Struct, kw_only=True, omit_defaults=True):
+class _Item(msgspec.Struct, kw_only=True, omit_defaults=True):
     entrada: Any
     status: str
     """`encontrado`, `nao_encontrado` or `invalido`."""
     cnpj: str | None = None
     motivo: str | None = None
+
+
+class ItemLote(_Item, kw_only=True, omit_defaults=True):
+    """One item of the answer, as the API documents it."""
+
     empresa: Empresa | None = None
 
 
 class Lote(msgspec.Struct, kw_only=True):
+    """The answer, as the API documents it."""
+
     total: int
     encontrados: int
     data: list[ItemLote]
+
+
+class ItemEscrito(_Item, kw_only=True, omit_defaults=True):
+    """`ItemLote` with its record already written as JSON (`Empresa`'s, from the record store):
+    a batch sends its records' bytes as they are, without reading them."""
+
+    empresa: msgspec.Raw | None = None
+
+
+class LoteEscrito(msgspec.Struct, kw_only=True):
+    """`Lote` of `ItemEscrito`: what `lookup_batch` answers; encoded, it is a `Lote`."""
+
+    total: int
+    encontrados: int
+    data: list[ItemEscrito]
 
 
 def parse_body(body: bytes) -> list[Any]:
@@ -62,7 +85,7 @@ def parse_body(body: bytes) -> list[Any]:
     return decoded
 
 
-def _refuse_duplicates(items: list[ItemLote]) -> None:
+def _refuse_duplicates(items: list[ItemEscrito]) -> None:
     """400 naming each CNPJ asked more than once (formatted or not) and its positions."""
     positions: dict[str, list[int]] = {}
     for position, item in enumerate(items):
@@ -77,28 +100,31 @@ def _refuse_duplicates(items: list[ItemLote]) -> None:
         )
 
 
-async def lookup_batch(backends: Backends, inputs: list[Any]) -> Lote:
-    items: list[ItemLote] = []
+async def lookup_batch(backends: Backends, inputs: list[Any]) -> LoteEscrito:
+    items: list[ItemEscrito] = []
     wanted: dict[str, None] = {}
     for raw in inputs:
         if not isinstance(raw, str):
-            items.append(ItemLote(entrada=raw, status="invalido", motivo="tipo"))
+            items.append(ItemEscrito(entrada=raw, status="invalido", motivo="tipo"))
             continue
         checked = cnpj.check(raw[:64])
         if checked.problem is not None:
-            items.append(ItemLote(entrada=raw, status="invalido", motivo=checked.problem.value))
+            items.append(ItemEscrito(entrada=raw, status="invalido", motivo=checked.problem.value))
         else:
             wanted[checked.cnpj] = None
-            items.append(ItemLote(entrada=raw, status="", cnpj=checked.cnpj))
+            items.append(ItemEscrito(entrada=raw, status="", cnpj=checked.cnpj))
     _refuse_duplicates(items)
-    found: dict[str, Empresa] = {}
+    found: dict[str, Stored] = {}
     if wanted:
-        companies = await records_of(backends, list(wanted))
-        found = {company.cnpj: company for company in companies}
+        found = {record.cnpj: record for record in await stored_records_of(backends, list(wanted))}
+    hits = 0
     for item in items:
         if item.status == "" and item.cnpj is not None:
-            company = found.get(item.cnpj)
-            item.status = "encontrado" if company else "nao_encontrado"
-            item.empresa = company
-    hits = sum(1 for item in items if item.status == "encontrado")
-    return Lote(total=len(items), encontrados=hits, data=items)
+            record = found.get(item.cnpj)
+            if record is None:
+                item.status = "nao_encontrado"
+            else:
+                item.status = "encontrado"
+                item.empresa = msgspec.Raw(record.body)
+                hits += 1
+    return LoteEscrito(total=len(items), encontrados=hits, data=items)

@@ -29,7 +29,7 @@ from app.context import Backends
 from app.domain import cnpj
 from app.errors import AppError, error_body
 from app.lib.operations import charge
-from app.lookup.answer import Answer, record_answer
+from app.lookup.answer import Answer, stored_answer
 from app.lookup.routes import lookup_cnpj
 from app.lookup.service import CONSULTAR_CNPJ, not_found
 from app.ratelimit.limiter import Decision
@@ -97,7 +97,7 @@ class FastLookups:
         if found is None or gate is None or backends is None or backends.records is None:
             return False
         number, template = found
-        records = backends.records.records([number])
+        records = backends.records.stored([number])
         if records is None:
             return False
         caller = gate.caller(scope)
@@ -112,7 +112,7 @@ class FastLookups:
             return True
         await charge(access, CONSULTAR_CNPJ)
         if records:
-            answer = record_answer(
+            answer = stored_answer(
                 records[0],
                 anonymous=caller.identity is None,
                 if_none_match=_header(scope, b"if-none-match"),

@@ -5,14 +5,22 @@ swap. Each process checks that name at most once a second and opens the file it 
 (read-only, memory-mapped: the page cache is shared by every process), so a new release or a
 rollback is served within a second, without a restart. With no store for the alias here (a
 replica on another machine without the file), `records` is None and lookups read
-Elasticsearch. Values are Zstandard frames made with the store's own dictionary; a store
-written before compression holds the JSON itself, told apart by its first byte.
+Elasticsearch.
+
+A value is the record as a lookup answers it (`Empresa`'s JSON, made by `pack` from the
+document the index stores, through the same `expand` an answer from Elasticsearch goes
+through), after a line with its content hash and release date, so a lookup with a key sends
+the bytes as they are: no decoding, rebuilding or encoding per request. Values are Zstandard
+frames made with the store's own dictionary (`indexer.records`). Stores written before either
+change hold the indexed document (compressed or not), told apart by its first byte, and are
+still read.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import lmdb
 import msgspec
@@ -20,14 +28,53 @@ import zstandard
 
 from app.domain.record import Empresa, Registro
 from app.domain.stored import expand
+from app.lib.responses import ENCODER
 
 CHECK_EVERY = 1.0
 DICTIONARY_KEY = b"~zstd-dictionary"
 """Where a store keeps its compression dictionary (no CNPJ sorts or reads as this key)."""
 ROOT = Path(__file__).resolve().parent.parent.parent
 _record = msgspec.json.Decoder(Registro)
+_company = msgspec.json.Decoder(Empresa)
 _JSON_OBJECT = ord("{")
-"""The first byte of a value stored uncompressed (a Zstandard frame starts with 0x28)."""
+"""The first byte of a stored document (a Zstandard frame starts with 0x28, a packed record
+with its hash)."""
+NO_DATE = "-"
+
+
+class Stored(NamedTuple):
+    """One record from the store: its CNPJ, content hash and release date, and its JSON."""
+
+    cnpj: str
+    hash: str
+    data_referencia: str | None
+    body: bytes
+    """`Empresa`'s JSON, as the API writes it."""
+
+    def company(self) -> Empresa:
+        return _company.decode(self.body)
+
+    @classmethod
+    def of(cls, company: Empresa) -> Stored:
+        return cls(company.cnpj, company.hash, company.data_referencia, ENCODER.encode(company))
+
+
+def pack(document: bytes) -> bytes:
+    """The stored value of an indexed document (its JSON, `Registro`'s fields and the search
+    fields), before compression."""
+    company = expand(_record.decode(document))
+    head = f"{company.hash} {company.data_referencia or NO_DATE}\n".encode()
+    return head + ENCODER.encode(company)
+
+
+def unpack(number: str, plain: bytes | memoryview) -> Stored:
+    """The value of `number` after decompression (or a store's plain document)."""
+    if plain[0] == _JSON_OBJECT:
+        return Stored.of(expand(_record.decode(plain)))
+    data = bytes(plain)
+    cut = data.index(b"\n")
+    content_hash, _, date = data[:cut].decode().partition(" ")
+    return Stored(number, content_hash, None if date == NO_DATE else date, data[cut + 1 :])
 
 
 class RecordStore:
@@ -73,7 +120,7 @@ class RecordStore:
         if old is not None:
             old.close()
 
-    def records(self, numbers: list[str]) -> list[Empresa] | None:
+    def stored(self, numbers: list[str]) -> list[Stored] | None:
         """The records of `numbers` in the live release (a CNPJ it lacks is absent), or None
         when this process has no store for the alias."""
         env = self._current()
@@ -86,8 +133,13 @@ class RecordStore:
                 value = txn.get(number.encode())
                 if value is not None:
                     plain = value if value[0] == _JSON_OBJECT else decompress(value)
-                    found.append(expand(_record.decode(plain)))
+                    found.append(unpack(number, plain))
         return found
+
+    def records(self, numbers: list[str]) -> list[Empresa] | None:
+        """`stored`, decoded."""
+        found = self.stored(numbers)
+        return None if found is None else [item.company() for item in found]
 
     def close(self) -> None:
         self._switch(None)

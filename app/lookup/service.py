@@ -14,6 +14,7 @@ from app.domain.stored import expand
 from app.errors import BadRequestError, NotFoundError
 from app.lib.elastic import body
 from app.lib.operations import Custo, Operacao
+from app.lookup.records import Stored
 
 CONSULTAR_CNPJ = Operacao("consultar_cnpj", Custo.CONSULTA)
 CONSULTAR_CONTATOS = Operacao("consultar_contatos", Custo.CONSULTA)
@@ -107,6 +108,17 @@ async def records_of(backends: Backends, numbers: list[str]) -> list[Empresa]:
         if found is not None:
             return found
     return await find_companies(backends.es, backends.alias, numbers)
+
+
+async def stored_records_of(backends: Backends, numbers: list[str]) -> list[Stored]:
+    """`records_of` already written as JSON, as the store keeps them (for answers that carry
+    many records and need not read them)."""
+    if backends.records is not None:
+        found = backends.records.stored(numbers)
+        if found is not None:
+            return found
+    companies = await find_companies(backends.es, backends.alias, numbers)
+    return [Stored.of(company) for company in companies]
 
 
 async def consultar(backends: Backends, entrada: ConsultaCnpj) -> Empresa:

@@ -18,7 +18,7 @@ import lmdb
 import pytest
 import zstandard
 
-from app.lookup.records import DICTIONARY_KEY, RecordStore
+from app.lookup.records import DICTIONARY_KEY, RecordStore, unpack
 from indexer import records
 from tests.conftest import ROOT, SAMPLE, Loader, MakeKey, Server, serving
 
@@ -171,9 +171,14 @@ def test_store_values_compressed_with_the_releases_own_dictionary(
     plain = 0
     for key, value in values.items():
         assert value.startswith(ZSTD_FRAME)
-        document = json.loads(inflate.decompress(value))
-        assert document["cnpj"] == key.decode()
-        plain += len(json.dumps(document, ensure_ascii=False).encode())
+        record = unpack(key.decode(), inflate.decompress(value))
+        company = json.loads(record.body)
+        assert company["cnpj"] == record.cnpj == key.decode()
+        assert (record.hash, record.data_referencia) == (
+            company["hash"],
+            company["data_referencia"],
+        )
+        plain += len(record.body)
     packed = sum(map(len, values.values()))
     assert packed * 3 < plain, (packed, plain)
 
@@ -182,14 +187,17 @@ def test_store_values_compressed_with_the_releases_own_dictionary(
 def test_store_of_plain_json_or_without_dictionary_still_read(
     stored_alias: str, store: Path, tmp_path: Path, form: str
 ) -> None:
-    """A store written before compression (the JSON itself) and one too small to train a
-    dictionary (plain Zstandard frames) answer the same records as the release's store."""
+    """A store written before compression and packing (the indexed document's JSON itself)
+    and one too small to train a dictionary (plain Zstandard frames) answer the same records as
+    the release's store."""
     index = records.pointer_path(store, stored_alias).read_text()
     values = _values(records.store_path(store, index))
     inflate = zstandard.ZstdDecompressor(
         dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
     )
-    documents = {key.decode(): inflate.decompress(value) for key, value in values.items()}
+    documents = {
+        k.decode(): unpack(k.decode(), inflate.decompress(v)).body for k, v in values.items()
+    }
     assert records.train(list(documents.values())[:10]) is None
     if form == "json":
         env = records.open_writer(tmp_path, "antigo")
