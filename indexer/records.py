@@ -7,15 +7,14 @@ write their batches in turn), and a file that is complete once its writers close
 is written into `<dir>/<index>.lmdb` while it loads; the alias swap then names it in
 `<dir>/<alias>.current` (written to a temporary name and renamed), which is what the app
 processes watch; a rollback names the older file again; dropping a release deletes its file.
-The values are the documents as sent to Elasticsearch (the stored record and its search
-fields), keyed by the 14-character CNPJ, each compressed with Zstandard (the `zstandard`
-package) against a dictionary trained on a sample of the release's own documents
-(`train`) and kept in the store under `DICTIONARY_KEY`. Records of 2.7 KB each on average
-overflowed into a 4 KiB page of their own (3.9 GiB per million); with the dictionary they are
-about 420 bytes and share pages, at about 6 µs to compress and 3 µs to decompress one (zlib's
-fastest level, without a dictionary, took 35 µs for 1.3 KB). A store without a dictionary
-(too few documents to train one) holds plain Zstandard frames; one written before compression
-holds the JSON itself, which `app.lookup.records` still reads.
+The values are the records as lookups answer them (`app.lookup.records.pack`), keyed by the
+14-character CNPJ, each compressed with Zstandard (the `zstandard` package) against a
+dictionary trained on a sample of the release's own records (`train`) and kept in the store
+under `DICTIONARY_KEY`. Uncompressed, documents of 2.7 KB on average overflowed into a 4 KiB
+page each (3.9 GiB per million); with the dictionary they are about 420 bytes and share pages,
+at about 6 µs to compress and 3 µs to decompress one (zlib's fastest level, without a
+dictionary, took 35 µs for 1.3 KB). A store without a dictionary (too few records to train
+one) holds plain Zstandard frames.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from pathlib import Path
 import lmdb
 import zstandard
 
-from app.lookup.records import DICTIONARY_KEY
+from app.lookup.records import DICTIONARY_KEY, pack
 
 MAP_SIZE = 1 << 40
 """The map's upper bound (address space, not disk: the file grows with what is written)."""
@@ -55,14 +54,14 @@ def open_writer(directory: Path, index: str) -> lmdb.Environment:
     )  # fmt: skip
 
 
-def train(samples: list[bytes]) -> bytes | None:
-    """A compression dictionary for documents like `samples`; None when they are too few or
-    too alike to train one (the store then compresses without a dictionary)."""
-    if len(samples) < MIN_SAMPLES:
+def train(documents: list[bytes]) -> bytes | None:
+    """A compression dictionary for the stored values of indexed `documents`; None when they
+    are too few or too alike to train one (the store then compresses without a dictionary)."""
+    if len(documents) < MIN_SAMPLES:
         return None
     try:
-        chunks: list[bytes | bytearray | memoryview] = [*samples]
-        return zstandard.train_dictionary(DICTIONARY_BYTES, chunks).as_bytes()
+        values: list[bytes | bytearray | memoryview] = [pack(body) for body in documents]
+        return zstandard.train_dictionary(DICTIONARY_BYTES, values).as_bytes()
     except zstandard.ZstdError:
         return None
 
@@ -87,9 +86,9 @@ class Writer:
         self.compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=trained)
 
     def write(self, items: Iterable[tuple[str, bytes]]) -> None:
-        """One transaction of records, in key order (fewer page splits)."""
+        """One transaction of indexed documents by CNPJ, in key order (fewer page splits)."""
         compress = self.compressor.compress
-        rows = sorted((key.encode(), compress(value)) for key, value in items)
+        rows = sorted((key.encode(), compress(pack(body))) for key, body in items)
         with self.env.begin(write=True) as txn:
             txn.cursor().putmulti(rows)
 

@@ -3,10 +3,14 @@
 Empresas, Socios and Simples of a real month do not fit in memory, and none of the files is
 sorted by key. The reader processes write the rows that passed validation to UTF-8 staging
 parts, one line per row: its key columns, then all its fields as one JSON array (`staged_line`).
-DuckDB loads them into an on-disk database, split into buckets by a hash of the company root,
-and joins establishments with their company, Simples option and partner list one bucket at a
-time. DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays
-bounded whatever the input size; results are fetched in batches.
+DuckDB loads them into an on-disk database, split into buckets by ranges of the company root
+(cut at quantiles of the establishments' roots, so buckets hold about the same number of
+establishments), and joins establishments with their company, Simples option and partner list
+one bucket at a time. Ranges rather than a hash: the builders then meet the CNPJs nearly in
+order, which is how the record store's B-tree takes them fastest and most compactly (inserting
+5M records in random order took 14-17 µs each and grew with the file; in order, under 1 µs).
+DuckDB runs under a memory limit and spills to disk, so the indexer's memory stays bounded
+whatever the input size; results are fetched in batches.
 
 DuckDB never looks inside the JSON: it sorts, groups and concatenates a few text columns
 instead of thirty, and each joined row reaches Python as one JSON text that msgspec decodes
@@ -127,7 +131,7 @@ LEFT JOIN regimes t USING (cnpj_basico)
 class Staging:
     """An on-disk staging area in `workdir`, removed by `close()`.
 
-    Every table is split into buckets by a hash of `cnpj_basico` and stored in bucket order, so
+    Every table is split into buckets by ranges of `cnpj_basico` and stored in bucket order, so
     the join runs one bucket at a time (each touching only its own row groups) and its working
     set stays around `bucket_rows` establishments whatever the release size.
     """
@@ -160,26 +164,42 @@ class Staging:
     def build(self) -> int:
         """Load the staged CSVs into bucketed DuckDB tables; returns the establishment count."""
         establishments = self._counts[Kind.ESTABELECIMENTOS]
-        self.buckets = max(1, -(-establishments // self.bucket_rows))
+        self._cut(max(1, -(-establishments // self.bucket_rows)))
         for kind, (table, keys) in KEYS.items():
-            columns = (*keys, "payload")
             parts = self._parts.get(kind)
             if not parts:
-                names = ", ".join(f"{column} VARCHAR" for column in columns)
+                names = ", ".join(f"{column} VARCHAR" for column in (*keys, "payload"))
                 self.con.execute(f"CREATE OR REPLACE TABLE {table} ({names}, bucket BIGINT)")
                 continue
-            spec = ", ".join(f"'{column}': 'VARCHAR'" for column in columns)
             self.con.execute(
                 f"CREATE OR REPLACE TABLE {table} AS "  # noqa: S608
-                f"SELECT *, hash(cnpj_basico) % {self.buckets} AS bucket FROM read_csv("
-                f"?, header = false, delim = '\t', quote = '', escape = '', new_line = '\\n', "
-                f"columns = {{{spec}}}, auto_detect = false, null_padding = false) "
-                f"ORDER BY bucket",
+                f"SELECT s.*, b.bucket FROM {_read_parts(keys)} s "
+                "ASOF JOIN bounds b ON s.cnpj_basico >= b.lo ORDER BY b.bucket",
                 [[str(part) for part in parts]],
             )
             for part in parts:
                 part.unlink()
         return establishments
+
+    def _cut(self, wanted: int) -> None:
+        """The table `bounds` of each bucket's lowest root: quantiles of the establishments'
+        roots (a root is never split; repeated quantiles make fewer buckets)."""
+        parts = self._parts.get(Kind.ESTABELECIMENTOS)
+        lows: list[str] = []
+        if wanted > 1 and parts:
+            quantiles = [step / wanted for step in range(1, wanted)]
+            row = self.con.execute(
+                f"SELECT quantile_disc(cnpj_basico, {quantiles}) "  # noqa: S608
+                f"FROM {_read_parts(KEYS[Kind.ESTABELECIMENTOS][1])}",
+                [[str(part) for part in parts]],
+            ).fetchone()
+            lows = sorted(set(row[0])) if row else []
+        self.con.execute(
+            "CREATE OR REPLACE TABLE bounds AS SELECT lo, "
+            "(row_number() OVER (ORDER BY lo) - 1)::BIGINT AS bucket FROM unnest(?) AS t(lo)",
+            [["", *lows]],
+        )
+        self.buckets = len(lows) + 1
 
     def unmatched_registrations(self) -> int:
         """State registrations whose CNPJ is not an establishment of the release."""
@@ -205,6 +225,15 @@ class Staging:
             else:
                 path.unlink()
         self.workdir.rmdir()
+
+
+def _read_parts(keys: tuple[str, ...]) -> str:
+    """`read_csv` of staging parts (the query's parameter) with `keys` and `payload`."""
+    spec = ", ".join(f"'{column}': 'VARCHAR'" for column in (*keys, "payload"))
+    return (
+        "read_csv(?, header = false, delim = '\t', quote = '', escape = '', "
+        f"new_line = '\\n', columns = {{{spec}}}, auto_detect = false, null_padding = false)"
+    )
 
 
 _joined = msgspec.json.Decoder(Joined)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 import string
 from pathlib import Path
 
@@ -120,3 +122,47 @@ def test_join_matches_rows_by_root_across_buckets(tmp_path: Path) -> None:
             f"SOCIO 0 DE {root}",
             f"SOCIO 1 DE {root}",
         ]
+
+
+def _buckets(staging: Staging) -> list[tuple[int, str, str, int]]:
+    con = duckdb.connect(str(staging.database), read_only=True)
+    try:
+        return [
+            (int(bucket), low, high, int(count))
+            for bucket, low, high, count in con.execute(
+                "SELECT bucket, min(cnpj_basico), max(cnpj_basico), count(*) "
+                "FROM estabelecimentos GROUP BY bucket ORDER BY bucket"
+            ).fetchall()
+        ]
+    finally:
+        con.close()
+
+
+def test_buckets_are_balanced_ranges_of_roots_never_splitting_one(tmp_path: Path) -> None:
+    """Buckets cut at quantiles of the roots: consecutive ranges of about `bucket_rows`
+    establishments (so the builders meet CNPJs nearly in order), a root's rows in one bucket."""
+    rng = random.Random(3)
+    roots = sorted({f"{rng.randrange(10**8):08d}" for _ in range(60)})
+    big = roots[25]
+    establishments = [_fields(Kind.ESTABELECIMENTOS, root, ["x"] * 29) for root in roots]
+    for order in range(2, 13):  # one root with 12 establishments
+        row = _fields(Kind.ESTABELECIMENTOS, big, ["x"] * 29)
+        row[1] = f"{order:04d}"
+        row[2] = check_digits(big + row[1])
+        establishments.append(row)
+    rng.shuffle(establishments)
+    staging = _stage(tmp_path, {Kind.ESTABELECIMENTOS: establishments}, bucket_rows=8)
+    try:
+        buckets = _buckets(staging)
+        joined = _joined(staging)
+    finally:
+        staging.close()
+    assert len(joined) == len(establishments) == 71
+    assert [bucket for bucket, *_ in buckets] == list(range(staging.buckets))
+    assert 6 <= staging.buckets <= 9
+    for (_, _, high, _), (_, low, _, _) in itertools.pairwise(buckets):
+        assert high < low, "ranges follow each other and do not overlap"
+    holding_big = [count for _, low, high, count in buckets if low <= big <= high]
+    assert len(holding_big) == 1
+    assert holding_big[0] >= 12
+    assert all(count <= 8 for _, low, high, count in buckets if not low <= big <= high)
