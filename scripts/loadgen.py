@@ -54,6 +54,7 @@ async def open_loop(
     """Send `rate` requests per second for `seconds`; print and return the latencies (ms)."""
     latencies: list[float] = []
     statuses: Counter[int | str] = Counter()
+    by_status: dict[int, list[float]] = {}
     rng = random.Random(1)
     connector = aiohttp.TCPConnector(limit=512)
     timeout = aiohttp.ClientTimeout(total=10)
@@ -71,7 +72,9 @@ async def open_loop(
             except (aiohttp.ClientError, TimeoutError) as error:
                 statuses[type(error).__name__] += 1
                 return
-            latencies.append((time.perf_counter() - started) * 1000)
+            latency = (time.perf_counter() - started) * 1000
+            latencies.append(latency)
+            by_status.setdefault(response.status, []).append(latency)
 
         total = int(rate * seconds)
         elapsed = await schedule(total, rate, one)
@@ -82,6 +85,11 @@ async def open_loop(
         f"latency ms: p50 {quantiles[49]:.2f}  p95 {quantiles[94]:.2f}  "
         f"p99 {quantiles[98]:.2f}  max {max(latencies, default=0):.2f}"
     )
+    if len(by_status) > 1:
+        for status, found in sorted(by_status.items()):
+            at = statistics.quantiles(found, n=100) if len(found) > 1 else found * 99
+            print(f"  status {status}: {len(found)}, p50 {at[49]:.2f}  p95 {at[94]:.2f}  "
+                  f"p99 {at[98]:.2f}  max {max(found):.2f} ms")  # fmt: skip
     return latencies
 
 
