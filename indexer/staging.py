@@ -68,6 +68,9 @@ KEYS: dict[Kind, tuple[str, tuple[str, ...]]] = {
     Kind.REGIMES: ("regimes", ("cnpj_basico",)),
 }
 """Staging table and key columns of each main kind; every table ends with `payload`."""
+SAMPLE_PER_BUCKET = 250
+MIN_SAMPLE = 100_000
+"""Roots the buckets' bounds are cut from (`Staging._cut`)."""
 
 _encode = msgspec.json.Encoder().encode
 
@@ -183,14 +186,19 @@ class Staging:
 
     def _cut(self, wanted: int) -> None:
         """The table `bounds` of each bucket's lowest root: quantiles of the establishments'
-        roots (a root is never split; repeated quantiles make fewer buckets)."""
+        roots (a root is never split; repeated quantiles make fewer buckets). The quantiles
+        are those of a uniform sample of `SAMPLE_PER_BUCKET` roots a bucket, which DuckDB
+        holds in memory (the exact quantiles of 10M roots do not fit its memory limit); bucket
+        sizes then vary by a few percent."""
         parts = self._parts.get(Kind.ESTABELECIMENTOS)
         lows: list[str] = []
         if wanted > 1 and parts:
             quantiles = [step / wanted for step in range(1, wanted)]
+            sample = max(MIN_SAMPLE, SAMPLE_PER_BUCKET * wanted)
             row = self.con.execute(
-                f"SELECT quantile_disc(cnpj_basico, {quantiles}) "  # noqa: S608
-                f"FROM {_read_parts(KEYS[Kind.ESTABELECIMENTOS][1])}",
+                f"SELECT quantile_disc(cnpj_basico, {quantiles}) FROM ("  # noqa: S608
+                f"SELECT cnpj_basico FROM {_read_parts(KEYS[Kind.ESTABELECIMENTOS][1])} "
+                f"USING SAMPLE reservoir({sample} ROWS))",
                 [[str(part) for part in parts]],
             ).fetchone()
             lows = sorted(set(row[0])) if row else []

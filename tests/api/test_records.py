@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import lmdb
+import msgspec
 import pytest
 import zstandard
 
+from app.batch.service import Lote
 from app.lookup.records import DICTIONARY_KEY, RecordStore, unpack
 from indexer import records
 from tests.conftest import ROOT, SAMPLE, Loader, MakeKey, Server, serving
@@ -78,8 +80,11 @@ def test_store_answers_as_the_index_does(
             assert stored.json() == indexed.json()
         missing = "11222333000181"
         assert mine.get(f"/v1/cnpj/{missing}").status_code == 404
-        batch = mine.post("/v1/cnpj/lote", json=[*numbers[:10], missing]).json()
-        assert batch == es.post("/v1/cnpj/lote", json=[*numbers[:10], missing]).json()
+        answer = mine.post("/v1/cnpj/lote", json=[*numbers[:10], missing])
+        assert answer.json() == es.post("/v1/cnpj/lote", json=[*numbers[:10], missing]).json()
+        batch = msgspec.json.decode(answer.content, type=Lote)  # the documented answer
+        assert [item.status for item in batch.data] == ["encontrado"] * 10 + ["nao_encontrado"]
+        assert [item.empresa.cnpj for item in batch.data if item.empresa] == numbers[:10]
 
 
 def test_lookups_keep_answering_while_elasticsearch_is_frozen(
