@@ -10,11 +10,11 @@ processes watch; a rollback names the older file again; dropping a release delet
 The values are the records as lookups answer them (`app.lookup.records.pack`), keyed by the
 14-character CNPJ, each compressed with Zstandard (the `zstandard` package) against a
 dictionary trained on a sample of the release's own records (`train`) and kept in the store
-under `DICTIONARY_KEY`. Uncompressed, documents of 2.7 KB on average overflowed into a 4 KiB
-page each (3.9 GiB per million); with the dictionary they are about 420 bytes and share pages,
-at about 6 µs to compress and 3 µs to decompress one (zlib's fastest level, without a
-dictionary, took 35 µs for 1.3 KB). A store without a dictionary (too few records to train
-one) holds plain Zstandard frames.
+under `DICTIONARY_KEY`. Uncompressed, records of about 2.8 KB overflowed into a 4 KiB page
+each (3.9 GiB per million); with the dictionary they average 376 bytes and share pages (597 MiB
+per million), at about 6 µs to compress and 3 µs to decompress one (zlib's fastest level,
+without a dictionary, took 35 µs for 1.3 KB). A store without a dictionary (too few records to
+train one) holds plain Zstandard frames.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ MAP_SIZE = 1 << 40
 """The map's upper bound (address space, not disk: the file grows with what is written)."""
 DICTIONARY_BYTES = 64 * 1024
 SAMPLES = 4000
-"""Documents the dictionary is trained on (its training takes under a second)."""
+"""Records the dictionary is trained on (its training takes under a second)."""
 MIN_SAMPLES = 200
 LEVEL = 3
 
