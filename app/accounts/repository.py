@@ -83,6 +83,38 @@ async def find_account(conn: AsyncConnection, email: str) -> Conta | None:
     return await cursor.fetchone()
 
 
+class Perfil(Conta, kw_only=True):
+    """An account with its plan's limit: who is signed in to the dashboard."""
+
+    limite_por_minuto: int
+
+
+_PERFIL = """
+    SELECT a.*, p.limite_por_minuto FROM contas a JOIN planos p ON p.nome = a.plano
+"""
+
+
+async def find_profile(conn: AsyncConnection, conta_id: int) -> Perfil | None:
+    cursor = conn.cursor(row_factory=class_row(Perfil))
+    await cursor.execute(_PERFIL + " WHERE a.id = %s", (conta_id,))
+    return await cursor.fetchone()
+
+
+async def list_profiles(conn: AsyncConnection, limit: int, offset: int) -> list[Perfil]:
+    """Accounts, newest first (administrators' dashboard)."""
+    cursor = conn.cursor(row_factory=class_row(Perfil))
+    await cursor.execute(
+        _PERFIL + " ORDER BY a.criada_em DESC, a.id DESC LIMIT %s OFFSET %s", (limit, offset)
+    )
+    return await cursor.fetchall()
+
+
+async def count_accounts(conn: AsyncConnection) -> int:
+    cursor = await conn.execute("SELECT count(*) FROM contas")
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def insert_account(
     conn: AsyncConnection, *, nome: str, email: str, telefone: str, plano: str, papel: str
 ) -> Conta | None:

@@ -29,10 +29,9 @@ from app.accounts.service import (
 from app.auth.access import NO_TOKEN, Access
 from app.auth.gate import Gate
 from app.auth.guards import identity, require_admin
-from app.errors import BadRequestError, ConflictError, NotFoundError
+from app.errors import BadRequestError, ConflictError
 from app.settings import Settings
 
-KEY_NOT_FOUND = "Chave não encontrada nesta conta."
 START_PER_MINUTE = 3
 """Calls of the bootstrap's `start` per IP address a minute."""
 VERIFY_PER_MINUTE = 10
@@ -49,8 +48,7 @@ class Chaves(msgspec.Struct, kw_only=True):
 async def list_keys(
     request: Request[Any, Any, Any], pool: NamedDependency[AsyncConnectionPool]
 ) -> Chaves:
-    async with pool.connection() as conn:
-        found = await repository.list_keys(conn, identity(request).conta_id)
+    found = await service.list_keys(pool, identity(request).conta_id)
     return Chaves(data=found, total=len(found))
 
 
@@ -66,12 +64,7 @@ async def create_key(
     pool: NamedDependency[AsyncConnectionPool],
     settings: NamedDependency[Settings],
 ) -> ChaveCriada:
-    allowlist = service.parse_allowlist(data.allowlist)
-    async with pool.connection() as conn:
-        return await service.issue_key(
-            conn, check_secret(settings.api_key_secret), identity(request).conta_id,
-            data.rotulo, allowlist,
-        )  # fmt: skip
+    return await service.create_key(pool, settings, identity(request).conta_id, data)
 
 
 @delete(
@@ -86,11 +79,7 @@ async def revoke_key(
     pool: NamedDependency[AsyncConnectionPool],
     gate: NamedDependency[Gate],
 ) -> None:
-    async with pool.connection() as conn:
-        revoked = await repository.revoke_key(conn, identity(request).conta_id, key_id)
-    if revoked is None:
-        raise NotFoundError(KEY_NOT_FOUND)
-    await gate.credentials_changed()
+    await service.revoke_key(pool, gate, identity(request).conta_id, key_id)
 
 
 @put(
@@ -106,13 +95,9 @@ async def set_allowlist(
     pool: NamedDependency[AsyncConnectionPool],
     gate: NamedDependency[Gate],
 ) -> Chave:
-    networks = service.parse_allowlist(data.allowlist)
-    async with pool.connection() as conn:
-        updated = await repository.set_allowlist(conn, identity(request).conta_id, key_id, networks)
-    if updated is None:
-        raise NotFoundError(KEY_NOT_FOUND)
-    await gate.credentials_changed()
-    return updated
+    return await service.change_allowlist(
+        pool, gate, identity(request).conta_id, key_id, data.allowlist
+    )
 
 
 class Envio(msgspec.Struct, kw_only=True):

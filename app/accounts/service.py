@@ -18,7 +18,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.accounts import keys, mail, repository
 from app.accounts.repository import Chave, Conta, Network
-from app.errors import BadRequestError, ConflictError, TooManyRequestsError
+from app.auth.gate import Gate
+from app.errors import (
+    BadRequestError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    TooManyRequestsError,
+)
 from app.ratelimit.limiter import RateLimiter
 from app.settings import Settings
 
@@ -37,6 +44,8 @@ MAX_ALLOWLIST = 100
 MAX_ACTIVE_KEYS = 20
 """Keys an account may hold at once (revoked ones do not count)."""
 INVALID_CODE = "Código inválido, expirado, já usado ou bloqueado; peça um novo."
+KEY_NOT_FOUND = "Chave não encontrada nesta conta."
+ADMIN_KEYS = "Chaves de administrador são criadas só no servidor, com `registry-admin`."
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Email = Annotated[
@@ -114,6 +123,52 @@ async def issue_key(
                 return ChaveCriada(chave=chave, api_key=key)
 
 
+async def create_key(
+    pool: AsyncConnectionPool, settings: Settings, conta_id: int, entrada: NovaChave
+) -> ChaveCriada:
+    """A new key for the account, with its allowlist checked first."""
+    allowlist = parse_allowlist(entrada.allowlist)
+    async with pool.connection() as conn:
+        return await issue_key(
+            conn, keys.check_secret(settings.api_key_secret), conta_id, entrada.rotulo, allowlist
+        )
+
+
+def check_key_by_code(papel: str) -> None:
+    """403 for an administrator signed in by an e-mail code (the dashboard): administrator
+    keys come from `registry-admin` only, as in the token bootstrap."""
+    if papel == "admin":
+        raise ForbiddenError(ADMIN_KEYS)
+
+
+async def list_keys(pool: AsyncConnectionPool, conta_id: int) -> list[Chave]:
+    async with pool.connection() as conn:
+        return await repository.list_keys(conn, conta_id)
+
+
+async def revoke_key(pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_id: str) -> Chave:
+    """Revokes the account's key; every process stops taking it at once."""
+    async with pool.connection() as conn:
+        revoked = await repository.revoke_key(conn, conta_id, key_id)
+    if revoked is None:
+        raise NotFoundError(KEY_NOT_FOUND)
+    await gate.credentials_changed()
+    return revoked
+
+
+async def change_allowlist(
+    pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_id: str, values: list[str]
+) -> Chave:
+    """Sets the key's allowlist (empty: any address); every process applies it at once."""
+    networks = parse_allowlist(values)
+    async with pool.connection() as conn:
+        updated = await repository.set_allowlist(conn, conta_id, key_id, networks)
+    if updated is None:
+        raise NotFoundError(KEY_NOT_FOUND)
+    await gate.credentials_changed()
+    return updated
+
+
 async def ensure_account(
     conn: AsyncConnection, *, nome: str, email: str, telefone: str, plano: str, papel: str
 ) -> tuple[Conta, bool]:
@@ -146,7 +201,12 @@ class TokenEmitido(msgspec.Struct, kw_only=True):
 
 
 async def start_bootstrap(
-    pool: AsyncConnectionPool, limiter: RateLimiter, settings: Settings, body: Inicio
+    pool: AsyncConnectionPool,
+    limiter: RateLimiter,
+    settings: Settings,
+    body: Inicio,
+    *,
+    dashboard: bool = False,
 ) -> None:
     """Sends a fresh code to the e-mail. The same steps run whether or not the address already
     has an account, so the answer reveals nothing about it. An administrator account gets no
@@ -171,7 +231,7 @@ async def start_bootstrap(
                 headers={"Retry-After": str(_seconds_to_midnight())},
             )
         account = await repository.find_account(conn, email)
-        if account is not None and account.papel == "admin":
+        if account is not None and account.papel == "admin" and not dashboard:
             message = mail.admin_message(settings.smtp_sender, email, body.nome)
         else:
             code = keys.new_code()
@@ -191,6 +251,32 @@ def _seconds_to_midnight() -> int:
     return max(int((midnight - now).total_seconds()), 1)
 
 
+async def _redeem(conn: AsyncConnection, secret: bytes, email: str, codigo: str) -> Conta | None:
+    """Checks the e-mail's code once, inside the caller's transaction: the account (created on
+    the Starter plan if missing) for a right code; None for a wrong one, which counts an attempt
+    on the code and on the e-mail's day. A dead code (used, expired, out of tries, or the day's
+    failures spent) is refused before it is compared."""
+    failures = await repository.failures_today(conn, email)
+    code = await repository.lock_code(conn, email)
+    if (
+        code is None
+        or code.usado
+        or code.expirado
+        or code.tentativas >= MAX_ATTEMPTS
+        or failures >= DAILY_FAILURES
+    ):
+        raise BadRequestError(INVALID_CODE)
+    if not keys.code_matches(secret, email, codigo, code.hash):
+        await repository.count_failure(conn, email)
+        return None
+    await repository.mark_used(conn, email)
+    conta, _ = await ensure_account(
+        conn, nome=code.nome, email=email, telefone=code.telefone,
+        plano="starter", papel="usuario",
+    )  # fmt: skip
+    return conta
+
+
 async def verify_bootstrap(
     pool: AsyncConnectionPool, settings: Settings, body: Verificacao
 ) -> TokenEmitido:
@@ -202,26 +288,21 @@ async def verify_bootstrap(
     secret = keys.check_secret(settings.api_key_secret)
     issued: ChaveCriada | None = None
     async with pool.connection() as conn, conn.transaction():
-        failures = await repository.failures_today(conn, email)
-        code = await repository.lock_code(conn, email)
-        if (
-            code is None
-            or code.usado
-            or code.expirado
-            or code.tentativas >= MAX_ATTEMPTS
-            or failures >= DAILY_FAILURES
-        ):
-            raise BadRequestError(INVALID_CODE)
-        if not keys.code_matches(secret, email, body.codigo, code.hash):
-            await repository.count_failure(conn, email)
-        else:
-            await repository.mark_used(conn, email)
-            conta, _ = await ensure_account(
-                conn, nome=code.nome, email=email, telefone=code.telefone,
-                plano="starter", papel="usuario",
-            )  # fmt: skip
-            if conta.papel != "admin":
-                issued = await issue_key(conn, secret, conta.id, "mcp", [])
+        conta = await _redeem(conn, secret, email, body.codigo)
+        if conta is not None and conta.papel != "admin":
+            issued = await issue_key(conn, secret, conta.id, "mcp", [])
     if issued is None:
         raise BadRequestError(INVALID_CODE)
     return TokenEmitido(api_key=issued.api_key, mcp_url=settings.public_url.rstrip("/") + "/mcp")
+
+
+async def sign_in(pool: AsyncConnectionPool, settings: Settings, body: Verificacao) -> Conta:
+    """The dashboard's sign-in: the same code as the token bootstrap, with the same limits,
+    but it releases no key: the account (created if missing) is signed in instead."""
+    email = normal_email(body.email)
+    secret = keys.check_secret(settings.api_key_secret)
+    async with pool.connection() as conn, conn.transaction():
+        conta = await _redeem(conn, secret, email, body.codigo)
+    if conta is None:
+        raise BadRequestError(INVALID_CODE)
+    return conta

@@ -6,26 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-import msgspec
 from litestar import Request, get
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from app.audit import repository
-from app.audit.repository import Filtro, Registro, Uso
+from app.audit.repository import Filtro
+from app.audit.service import Auditoria, UsoConta, audit_page, usage_of
 from app.auth.guards import identity, require_admin
 from app.context import Backends
-from app.lib.paging import MAX_CURSOR, digest
+from app.lib.paging import MAX_CURSOR
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
-
-
-class Auditoria(msgspec.Struct, kw_only=True):
-    data: list[Registro]
-    total: int
-    next_cursor: str | None
 
 
 @get(
@@ -55,24 +48,7 @@ async def audit_log(
     cursor: Annotated[str | None, QueryParameter(max_length=MAX_CURSOR)] = None,
 ) -> Auditoria:
     filtro = Filtro(chave=chave, rota=rota, operacao=operacao, status=status, desde=desde, ate=ate)
-    request_digest = digest(filtro)
-    before = backends.cursors.after_id(cursor, "auditoria", request_digest)
-    async with pool.connection() as conn:
-        rows = await repository.page(conn, filtro, before, limit + 1)
-        total = await repository.count(conn, filtro)
-    page, next_cursor = backends.cursors.next_by_id(rows, limit, "auditoria", request_digest)
-    return Auditoria(data=page, total=total, next_cursor=next_cursor)
-
-
-USAGE_DAYS = 31
-
-
-class UsoConta(msgspec.Struct, kw_only=True):
-    plano: str
-    limite_por_minuto: int
-    data: list[Uso]
-    total: int
-    next_cursor: str | None = None
+    return await audit_page(backends, filtro, cursor, limit)
 
 
 @get(
@@ -87,7 +63,4 @@ class UsoConta(msgspec.Struct, kw_only=True):
 async def my_usage(
     request: Request[Any, Any, Any], pool: NamedDependency[AsyncConnectionPool]
 ) -> UsoConta:
-    caller = identity(request)
-    async with pool.connection() as conn:
-        rows = await repository.usage(conn, caller.conta_id, USAGE_DAYS)
-    return UsoConta(plano=caller.plano, limite_por_minuto=caller.limite, data=rows, total=len(rows))
+    return await usage_of(pool, identity(request))

@@ -1,0 +1,48 @@
+"""The audit log and usage counters as the REST routes and the dashboard show them."""
+
+from __future__ import annotations
+
+import msgspec
+from psycopg_pool import AsyncConnectionPool
+
+from app.audit import repository
+from app.audit.repository import Filtro, Registro, Uso
+from app.auth.access import Identity
+from app.context import Backends
+from app.lib.paging import digest
+
+USAGE_DAYS = 31
+
+
+class Auditoria(msgspec.Struct, kw_only=True):
+    data: list[Registro]
+    total: int
+    next_cursor: str | None
+
+
+class UsoConta(msgspec.Struct, kw_only=True):
+    plano: str
+    limite_por_minuto: int
+    data: list[Uso]
+    total: int
+    next_cursor: str | None = None
+
+
+async def audit_page(
+    backends: Backends, filtro: Filtro, cursor: str | None, limit: int
+) -> Auditoria:
+    """One page of the audit log, newest first; the cursor is bound to the filters."""
+    request_digest = digest(filtro)
+    before = backends.cursors.after_id(cursor, "auditoria", request_digest)
+    async with backends.pool.connection() as conn:
+        rows = await repository.page(conn, filtro, before, limit + 1)
+        total = await repository.count(conn, filtro)
+    page, next_cursor = backends.cursors.next_by_id(rows, limit, "auditoria", request_digest)
+    return Auditoria(data=page, total=total, next_cursor=next_cursor)
+
+
+async def usage_of(pool: AsyncConnectionPool, caller: Identity) -> UsoConta:
+    """The account's plan and its counters per key and day over the last `USAGE_DAYS` days."""
+    async with pool.connection() as conn:
+        rows = await repository.usage(conn, caller.conta_id, USAGE_DAYS)
+    return UsoConta(plano=caller.plano, limite_por_minuto=caller.limite, data=rows, total=len(rows))
