@@ -11,7 +11,7 @@ from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -58,6 +58,8 @@ from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
+from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES
+from app.web.sessions import Sessions
 from app.webhooks.delivery import Sender
 from app.worker.queue import queue
 
@@ -102,7 +104,8 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue,
         sender=Sender.of(settings), records=RecordStore(settings.records_dir, settings.index_alias),
     )  # fmt: skip
-    app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends)
+    sessions = Sessions(redis, settings.redis_prefix)
+    app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends, sessions=sessions)
     audit.start()
     try:
         yield
@@ -166,7 +169,10 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             my_usage,
             *MONITORING_ROUTES,
             *LEAD_ROUTES,
+            PAGES,
+            STATIC_FILES,
         ],
+        template_config=TEMPLATES,
         lifespan=[lifespan],
         state=State({"settings": settings}),
         dependencies={
@@ -183,7 +189,15 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             version=API_VERSION,
             description="Brazilian company registry: Receita Federal's CNPJ open data.",
             path="/schema",
-            render_plugins=[ScalarRenderPlugin()],
+            render_plugins=[
+                SwaggerRenderPlugin(
+                    js_url=f"{SWAGGER}/swagger-ui-bundle.js",
+                    css_url=f"{SWAGGER}/swagger-ui.css",
+                    standalone_preset_js_url=f"{SWAGGER}/swagger-ui-standalone-preset.js",
+                    favicon="<link rel='icon' href='/static/favicon.svg'>",
+                    path="/",
+                )
+            ],
             components=Components(security_schemes={BEARER: BEARER_SCHEME}),
             security=[{BEARER: []}],
         ),

@@ -27,6 +27,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Comma-separated CIDRs of the reverse proxies in front of the app. Empty (the default):
     the caller is the TCP peer and `X-Forwarded-For` is ignored. Set: a request from one of
     them is attributed to the right-most address of `X-Forwarded-For` outside them."""
+    sign_in_limit: int = 10
+    """Dashboard sign-in forms (code requests and code checks) an IP address may send per
+    rolling minute; beyond, 429. Each e-mail address has the token bootstrap's limits too."""
     max_body_size: int = 64 * 1024
     """Largest request body accepted, in bytes; larger ones get 413 before any work."""
     api_key_secret: str = ""

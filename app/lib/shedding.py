@@ -22,7 +22,7 @@ from litestar.types.asgi_types import HTTPResponseBodyEvent, HTTPResponseStartEv
 ALWAYS = frozenset({"/health", "/v1/status"})
 SEARCHES = (
     "/search", "/seek", "/nome", "/mercado", "/segmentos", "/relacionadas", "/similares",
-    "/socios/relacionados", "/leads",
+    "/socios/relacionados", "/leads", "/busca",
 )  # fmt: skip
 """Path prefixes (after an optional `/v1`) of the routes that query Elasticsearch."""
 

@@ -1,0 +1,56 @@
+"""Rendering helpers: a page from a template with the visit's cookies and form token, form
+values read as text, and redirects after a form (303, so a reload does not repeat it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.response import Redirect, Template
+
+from app.web.visit import CSRF_FIELD, Visita
+
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
+"""Pages show account data (and a new key once): never cached, never referred elsewhere."""
+MAX_FIELD = 2000
+"""Characters kept of any one form value."""
+
+
+def page(
+    request: Request[Any, Any, Any],
+    visita: Visita,
+    template: str,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    **context: Any,
+) -> Template:
+    context.update(visita=visita, csrf_field=CSRF_FIELD, path=request.url.path)
+    return Template(
+        template_name=template, context=context, status_code=status,
+        headers={**NO_STORE, **(headers or {})}, cookies=visita.cookies,
+    )  # fmt: skip
+
+
+def redirect(visita: Visita, path: str) -> Redirect:
+    return Redirect(path, status_code=303, headers=NO_STORE, cookies=visita.cookies)
+
+
+async def form_of(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    """The submitted form: each field's text (a repeated field keeps every value, as a list),
+    bounded to `MAX_FIELD` characters."""
+    form = await request.form()
+    values: dict[str, Any] = {}
+    for key in form:
+        items = [str(item)[:MAX_FIELD] for item in form.getall(key)]
+        values[key[:100]] = items if len(items) > 1 else items[0]
+    return values
+
+
+def text(form: dict[str, Any], name: str) -> str:
+    value = form.get(name, "")
+    return str(value[0] if isinstance(value, list) else value).strip()
+
+
+def texts(form: dict[str, Any], name: str) -> list[str]:
+    value = form.get(name, [])
+    return [item.strip() for item in (value if isinstance(value, list) else [value])]

@@ -1,0 +1,83 @@
+"""The web face: the dashboard's and the search's pages, their static files, and their errors
+as pages (the API's errors stay JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from litestar import Request, Router, get
+from litestar.datastructures import CacheControlHeader
+from litestar.di import Provide
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Redirect, Response, Template
+from litestar.static_files import create_static_files_router
+from litestar.template import TemplateConfig
+
+from app.auth.access import Access
+from app.errors import HANDLERS, ErrorBody
+from app.web import account, admin, lots, monitors, search, signin
+from app.web.render import NO_STORE
+from app.web.visit import SignInRequired, sign_in_path, visit
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+SWAGGER = "/static/vendor/swagger-ui-5.35.0"
+"""Swagger UI's files, served by the app so `/schema` works without internet."""
+
+TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
+
+
+def _sign_in(_: Request[Any, Any, Any], error: SignInRequired) -> Response[Any]:
+    return Redirect(sign_in_path(error.next_path), status_code=303, headers=NO_STORE)
+
+
+def _error_page(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:
+    """Any error of a page, as a page: the API's handler decides status, message and headers
+    (`Retry-After`...), exactly as for the JSON face."""
+    handler = next(h for kind, h in HANDLERS.items() if isinstance(error, kind))
+    answer = handler(request, error)  # type: ignore[operator]
+    body = answer.content
+    message = body.message if isinstance(body, ErrorBody) else "Erro inesperado."
+    if isinstance(body, bytes):
+        message = msgspec.json.decode(body, type=ErrorBody).message
+    headers = {k: v for k, v in answer.headers.items() if k.lower() == "retry-after"}
+    return Template(
+        template_name="erro.html",
+        context={"status": answer.status_code, "mensagem": message, "visita": None},
+        status_code=answer.status_code,
+        headers={**NO_STORE, **headers},
+    )
+
+
+@get("/", include_in_schema=False)
+async def root() -> Redirect:
+    return Redirect("/painel", status_code=303)
+
+
+PAGES = Router(
+    path="/",
+    route_handlers=[
+        root,
+        *signin.ROUTES,
+        *account.ROUTES,
+        *monitors.ROUTES,
+        *lots.ROUTES,
+        *admin.ROUTES,
+        *search.ROUTES,
+    ],
+    dependencies={"visita": Provide(visit)},
+    opt={"access": Access.OPEN},
+    include_in_schema=False,
+    # Every class the API's handlers know, so the most specific one found is a page's.
+    exception_handlers={SignInRequired: _sign_in, **dict.fromkeys(HANDLERS, _error_page)},
+)
+
+STATIC_FILES = create_static_files_router(
+    path="/static",
+    directories=[STATIC],
+    opt={"access": Access.OPEN},
+    include_in_schema=False,
+    cache_control=CacheControlHeader(public=True, max_age=3600),
+)

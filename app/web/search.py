@@ -1,0 +1,205 @@
+"""The analyst's search (`/busca`): a search box that tolerates typos and accents, filters,
+facet counts and pages over the same search service as `/v1/search`, with the query in the
+address (shareable); CNAE and city autocomplete; and a company's page with its full record,
+partners, companies related by partner or contact, and similar companies.
+
+Each search, autocomplete and company page draws one unit from the signed-in account's plan
+window, as a call of the API would."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import msgspec
+from litestar import Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from litestar.response import Response, Template
+
+from app.auth.gate import Gate
+from app.catalog.service import BuscaCidade, BuscaCnae, search_cities, search_cnaes
+from app.context import Backends
+from app.domain import codes
+from app.errors import AppError
+from app.lookup import service as lookup
+from app.lookup.service import ConsultaCnpj
+from app.partners.service import quadro
+from app.related.service import BuscaRelacionadas, relacionadas
+from app.related.similar import BuscaSimilares, similares
+from app.search import filters as f
+from app.search.service import Modo, search
+from app.web.render import page, redirect
+from app.web.visit import Visita, require_account
+
+FORM_FIELDS = (
+    "q", "uf", "municipio", "cnae", "cnae_secundario", "porte", "situacao", "matriz", "simples",
+    "mei", "com_email", "com_telefone", "capital_min", "capital_max", "abertura_de",
+    "abertura_ate", "cursor",
+)  # fmt: skip
+"""The filters of the page: the names of `/v1/search`'s own, so a page's address is a query."""
+FACETS = "uf,cnae,municipio,situacao"
+PAGE_SIZE = 20
+
+
+CITIES = Path(__file__).parents[2] / "fixtures" / "reference" / "municipios-ibge.csv"
+
+
+@functools.cache
+def city_names() -> dict[str, str]:
+    """Receita's city code -> `Nome/UF`, to label the city facet."""
+    with CITIES.open(encoding="utf-8", newline="") as stream:
+        return {
+            row["codigo_tom"]: f"{row['nome']}/{row['uf']}"
+            for row in csv.DictReader(stream, delimiter=";")
+        }
+
+
+def facet_label(facet: str, value: str) -> str:
+    if facet == "municipio":
+        return city_names().get(value, value)
+    if facet == "situacao":
+        return codes.SITUACAO_CADASTRAL.get(value, value)
+    if facet == "cnae":
+        return f"Divisão {value}"
+    return value
+
+
+def linker(values: dict[str, str]) -> Callable[..., str]:
+    """Addresses of this search with some filters changed (a facet picked, the next page): a
+    changed filter starts again at the first page."""
+
+    def link(**changes: str | None) -> str:
+        merged = {k: v for k, v in values.items() if k != "cursor"}
+        merged.update({k: v for k, v in changes.items() if v is not None})
+        query = urlencode({k: v for k, v in merged.items() if v})
+        return f"/busca?{query}" if query else "/busca"
+
+    return link
+
+
+async def _admit(request: Request[Any, Any, Any], gate: Gate, visita: Visita) -> None:
+    caller = gate.caller(request.scope)
+    caller.identity = visita.identity
+    await gate.admit(caller)
+
+
+def _values(request: Request[Any, Any, Any]) -> dict[str, str]:
+    return {
+        name: request.query_params.get(name, "").strip()[: f.MAX_LIST_TEXT]
+        for name in FORM_FIELDS
+        if request.query_params.get(name, "").strip()
+    }
+
+
+@get("/busca", opt={"query": FORM_FIELDS})
+async def search_page(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+    backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
+) -> Template | Response[Any]:
+    require_account(request, visita)
+    values = _values(request)
+    address = linker(values)(cursor=values.get("cursor"))
+    partial = bool(request.headers.get("hx-request"))
+    if not partial and len(request.query_params) > len(values):  # empty fields of the form
+        return redirect(visita, address)
+    template = "_resultados.html" if partial else "busca.html"
+    headers = {"HX-Push-Url": address} if partial else None
+    context: dict[str, Any] = {
+        "valores": values, "portes": codes.PORTE, "situacoes": codes.SITUACAO_CADASTRAL,
+        "ufs": sorted(codes.UFS), "resultado": None, "link": linker(values),
+        "rotulo": facet_label,
+    }  # fmt: skip
+    if not set(values) - {"cursor"}:
+        return page(request, visita, template, headers=headers, **context)
+    try:
+        await _admit(request, gate, visita)
+        filtros = f.from_query(
+            {
+                **values,
+                "limit": str(PAGE_SIZE),
+                **({} if "cursor" in values else {"facets": FACETS}),
+            }
+        )
+        context["resultado"] = await search(backends, filtros, Modo.SEARCH)
+    except AppError as error:
+        return page(request, visita, template, status=error.status, headers=headers,
+                    erro=error.message, **context)  # fmt: skip
+    return page(request, visita, template, headers=headers, **context)
+
+
+@get("/busca/cnaes", opt={"query": ("cnae",)})
+async def cnae_options(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+    backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
+) -> Template:
+    """Autocomplete of activities: the `<option>`s of the CNAE field's list."""
+    require_account(request, visita)
+    raw = request.query_params.get("cnae", "").strip()[:100]
+    itens: list[Any] = []
+    if len(raw) >= 2 and not raw.isdigit():
+        await _admit(request, gate, visita)
+        itens = (await search_cnaes(backends, BuscaCnae(query=raw, limit=10))).data
+    return page(request, visita, "_opcoes_cnae.html", itens=itens)
+
+
+@get("/busca/cidades", opt={"query": ("municipio", "uf")})
+async def city_options(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+    backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
+) -> Template:
+    """Autocomplete of cities (within the chosen UF): the `<option>`s of the city field."""
+    require_account(request, visita)
+    raw = request.query_params.get("municipio", "").strip()[:100]
+    uf = request.query_params.get("uf", "").strip()[:8] or None
+    itens: list[Any] = []
+    if len(raw) >= 2 and not raw.isdigit():
+        await _admit(request, gate, visita)
+        uf = uf if uf and "," not in uf else None
+        itens = (await search_cities(backends, BuscaCidade(query=raw, uf=uf, limit=10))).data
+    return page(request, visita, "_opcoes_cidade.html", itens=itens)
+
+
+@get("/busca/empresa/{cnpj:str}")
+async def company_page(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+    backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
+    cnpj: FromPath[str],
+) -> Template:
+    require_account(request, visita)
+    await _admit(request, gate, visita)
+    entrada = ConsultaCnpj(cnpj=lookup.parse_cnpj(cnpj[:40]))
+    empresa = await lookup.consultar(backends, entrada)
+    socios, por_telefone, por_email, parecidas = await asyncio.gather(
+        quadro(backends, entrada),
+        relacionadas(backends, BuscaRelacionadas(kind="telefone", value=empresa.cnpj, limit=10)),
+        relacionadas(backends, BuscaRelacionadas(kind="email", value=empresa.cnpj, limit=10)),
+        similares(backends, BuscaSimilares(cnpj=empresa.cnpj, limit=10)),
+        return_exceptions=True,
+    )
+    extras: dict[str, Any] = {
+        "quadro": socios, "por_telefone": por_telefone, "por_email": por_email,
+        "similares": parecidas,
+    }  # fmt: skip
+    for name, value in list(extras.items()):  # a part without data is shown as absent
+        if isinstance(value, AppError):
+            extras[name] = None
+        elif isinstance(value, BaseException):
+            raise value
+    return page(request, visita, "empresa.html", empresa=msgspec.to_builtins(empresa), **extras)
+
+
+ROUTES = [search_page, cnae_options, city_options, company_page]
