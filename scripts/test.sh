@@ -6,6 +6,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 bash scripts/bootstrap.sh
 bash scripts/services.sh up
+bash scripts/browser.sh
 eval "$(bash scripts/services.sh env)"
 . scripts/secret.sh
 .venv/bin/ruff check app indexer tests scripts

@@ -3,72 +3,31 @@
 from __future__ import annotations
 
 import itertools
-import re
-import time
 import uuid
 from collections.abc import Iterator
-from email import message_from_bytes
-from email.message import Message
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
-from aiosmtpd.controller import Controller
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.accounts.keys import CODE_DIGITS
 from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS
 from tests.conftest import MakeKey, Server
-from tests.loopback import free_port
+from tests.inbox import CODE, Inbox, receiving
 from tests.strategies import json_values
 
-CODE = re.compile(rf"\b(\d{{{CODE_DIGITS}}})\b")
 START = "/api/mcp/auth/start"
 VERIFY = "/api/mcp/auth/verify"
 PUBLIC_URL = "https://registry.example.test"
 
 
-class Inbox:
-    """aiosmtpd handler: keeps every message it receives."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.port = free_port()
-        self.refused: set[str] = set()
-        """Recipients whose messages the server refuses."""
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        if self.refused & set(envelope.rcpt_tos):
-            return "554 5.7.1 Message refused"
-        self.messages.append(message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def message_for(self, email: str, timeout: float = 10) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for message in reversed(self.messages):
-                if message["To"] == email:
-                    body = message.get_payload(decode=True)
-                    assert isinstance(body, bytes)
-                    return body.decode()
-            time.sleep(0.05)
-        raise AssertionError(f"no message for {email}")
-
-    def code_for(self, email: str, timeout: float = 10) -> str:
-        found = CODE.search(self.message_for(email, timeout))
-        assert found
-        return found.group(1)
-
-
 @pytest.fixture(scope="module")
 def inbox() -> Iterator[Inbox]:
-    handler = Inbox()
-    controller = Controller(handler, hostname="127.0.0.1", port=handler.port)
-    controller.start()
-    yield handler
-    controller.stop()
+    with receiving() as handler:
+        yield handler
 
 
 @pytest.fixture(scope="module")
