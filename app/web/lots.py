@@ -4,16 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, get
+import msgspec
+from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from litestar.response import File, Template
+from litestar.response import File, Response, Template
 
 from app.context import Backends
+from app.errors import AppError
 from app.leads import lots
-from app.leads.lots import ListaLotes
-from app.web.render import NO_STORE, page
-from app.web.visit import Visita, require_account
+from app.leads.formats import FORMATS
+from app.leads.lots import ListaLotes, NovoLote
+from app.leads.service import USO_RESPONSAVEL
+from app.web.render import NO_STORE, form_of, page, redirect, text
+from app.web.visit import Visita, check_form, require_account
+
+SEARCH_TO_LOT = {
+    "cnae": "cnae", "cnae_secundario": "incluir_secundarias", "uf": "uf", "municipio": "cidade",
+    "porte": "porte", "situacao": "situacao", "com_email": "com_email",
+    "com_telefone": "com_telefone", "matriz": "matriz", "simples": "simples", "mei": "mei",
+    "capital_min": "capital_min", "capital_max": "capital_max", "abertura_de": "abertura_de",
+    "abertura_ate": "abertura_ate",
+}  # fmt: skip
+"""The search's filters a lot takes, by the lot's name (a name search has no lot filter: a lot
+ranks the companies of its activity and place by score)."""
+
+
+def lot_filters(values: dict[str, str]) -> dict[str, str]:
+    return {SEARCH_TO_LOT[k]: v for k, v in values.items() if k in SEARCH_TO_LOT and v}
 
 
 @get("/painel/lotes", opt={"query": ("cursor",)})
@@ -28,6 +46,48 @@ async def lots_page(
     return page(request, visita, "lotes.html", lotes=lotes)
 
 
+@get("/painel/lotes/novo", opt={"query": (*SEARCH_TO_LOT, "q")})
+async def new_lot(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+) -> Template:
+    """The export form of a search: its filters, a quantity, a format and the LGPD notice."""
+    require_account(request, visita)
+    values = {k: request.query_params.get(k, "")[:400] for k in SEARCH_TO_LOT}
+    return page(request, visita, "exportar.html", filtros=lot_filters(values),
+                valores={k: v for k, v in values.items() if v}, formatos=FORMATS,
+                aviso=USO_RESPONSAVEL, nome=request.query_params.get("q", "")[:200])  # fmt: skip
+
+
+@post("/painel/lotes", status_code=303)
+async def create_lot(
+    request: Request[Any, Any, Any],
+    visita: NamedDependency[Visita],
+    backends: NamedDependency[Backends],
+) -> Template | Response[Any]:
+    """A lot of the companies of a search's filters (the search page's export)."""
+    require_account(request, visita)
+    form = await form_of(request)
+    check_form(request, visita, form, backends.secret)
+    filters = lot_filters({key: text(form, key) for key in SEARCH_TO_LOT})
+    agreed = text(form, "uso_responsavel") == "true"
+    try:
+        entrada = msgspec.convert(
+            {**filters, "quantidade": text(form, "quantidade") or "0",
+             "formato": text(form, "formato") or "csv",
+             "confirmar_lgpd": agreed, "uso_responsavel": agreed},
+            NovoLote, strict=False,
+        )  # fmt: skip
+        await lots.criar(backends, visita.identity, entrada)
+    except (AppError, msgspec.ValidationError) as error:
+        message = error.message if isinstance(error, AppError) else f"Lote inválido: {error}"
+        status = error.status if isinstance(error, AppError) else 400
+        return page(request, visita, "exportar.html", status=status, erro=message,
+                    filtros=filters, valores=form, formatos=FORMATS,
+                    aviso=USO_RESPONSAVEL)  # fmt: skip
+    return redirect(visita, "/painel/lotes")
+
+
 @get("/painel/lotes/{lote_id:int}/arquivo")
 async def lot_file(
     request: Request[Any, Any, Any],
@@ -40,4 +100,4 @@ async def lot_file(
     return File(path=path, filename=name, media_type=media_type, headers=NO_STORE)
 
 
-ROUTES = [lots_page, lot_file]
+ROUTES = [lots_page, new_lot, create_lot, lot_file]

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,9 +21,9 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from tests.conftest import ROOT, Issued, Server, migrated, new_key, serving
+from tests.conftest import ROOT, TEST_PLAN, Issued, Server, migrated, new_key, serving
 from tests.inbox import Inbox, receiving
-from tests.peers import Receiver
+from tests.peers import Receiver, Worker
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
@@ -46,9 +47,31 @@ def receiver() -> Iterator[Receiver]:
     running.stop()
 
 
+LEADS_PLAN = "teste-painel-leads"
+
+
 @pytest.fixture(scope="module")
-def server(sample_alias: str, inbox: Inbox, database: str) -> Iterator[Server]:
+def lots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("painel-lotes")
+
+
+@pytest.fixture(scope="module")
+def worker(sample_alias: str, lots_dir: Path) -> Iterator[Worker]:
+    running = Worker(sample_alias, LOTS_DIR=str(lots_dir))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def server(sample_alias: str, inbox: Inbox, database: str, lots_dir: Path) -> Iterator[Server]:
+    with psycopg.connect(database) as conn:  # a plan with lots, for the export
+        conn.execute(
+            "INSERT INTO planos (nome, limite_por_minuto, leads_mes) VALUES (%s, 1000, 100000) "
+            "ON CONFLICT (nome) DO NOTHING",
+            (LEADS_PLAN,),
+        )
     env = {
+        "LOTS_DIR": str(lots_dir),
         "SMTP_HOST": "127.0.0.1", "SMTP_PORT": str(inbox.port),
         "WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8", "WEBHOOK_ALLOW_HTTP": "true",
         "SIGN_IN_LIMIT": str(SIGN_IN_LIMIT),
@@ -287,12 +310,12 @@ def test_administrator_sees_accounts_and_filters_the_audit_log(
     visitor.close()
 
 
-def _account(papel: str = "usuario") -> tuple[Issued, str]:
+def _account(papel: str = "usuario", plano: str = TEST_PLAN) -> tuple[Issued, str]:
     """An account of the test plan (no tight limit) and its e-mail, made by the app's own
     service code, in another thread (`asyncio.run` cannot run beside Playwright's loop)."""
 
     def make() -> tuple[Issued, str]:
-        issued = new_key(papel=papel)
+        issued = new_key(plano=plano, papel=papel)
         with psycopg.connect(migrated()) as conn:
             row = conn.execute("SELECT email FROM contas WHERE id = %s", (issued.conta_id,))
             found = row.fetchone()
@@ -378,3 +401,88 @@ def test_sign_in_forms_are_limited_per_address(server: Server) -> None:
                     for _ in range(SIGN_IN_LIMIT + 1)]  # fmt: skip
     assert statuses[:SIGN_IN_LIMIT] == [400] * SIGN_IN_LIMIT
     assert statuses[-1] == 429
+
+
+def test_search_exported_as_a_lot_and_downloaded(
+    browser: Browser, server: Server, inbox: Inbox, worker: Worker
+) -> None:
+    visitor = Visitor(browser, server)
+    page = visitor.page
+    _, email = _account(plano=LEADS_PLAN)
+    visitor.sign_in(inbox, email)
+    page.goto("/busca?uf=SP&situacao=02")
+    expect(page.locator("#total")).to_contain_text("encontrada")
+    page.get_by_role("link", name="Exportar estas empresas").click()
+    expect(page.locator("main dl.ficha")).to_contain_text("SP")
+    visitor.check("exportar")
+    page.get_by_label("Quantas empresas").fill("5")
+    page.get_by_label("Li e aceito o uso responsável dos dados (LGPD)").check()
+    page.get_by_role("button", name="Criar lote").click()
+    expect(page).to_have_url(re.compile("/painel/lotes$"))
+    deadline = time.monotonic() + 60
+    while not page.get_by_role("link", name=re.compile("^Baixar")).count():
+        assert time.monotonic() < deadline, page.locator("table").inner_text()
+        time.sleep(0.5)
+        page.reload()
+    visitor.check("lotes")
+    with page.expect_download() as download:
+        page.get_by_role("link", name=re.compile("^Baixar")).click()
+    rows = Path(download.value.path()).read_text(encoding="utf-8-sig").splitlines()
+    assert 2 <= len(rows) <= 6, rows  # the header and at most the 5 asked for
+    assert all(";SP;" in row or '"SP"' in row for row in rows[1:]), rows
+    visitor.close()
+
+
+def test_pages_fit_a_phone_and_sign_in_works_from_the_keyboard(
+    browser: Browser, server: Server, inbox: Inbox
+) -> None:
+    context = browser.new_context(base_url=server.url, viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    email = _email()
+    page.goto("/painel/entrar")
+    page.keyboard.press("Tab")  # the skip link first, then the form
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "email"
+    page.keyboard.type(email)
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Código")).to_be_visible()
+    page.get_by_label("Código").focus()
+    page.keyboard.type(inbox.code_for(email))
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/painel$"))
+    for path in ("/painel", "/painel/chaves", "/painel/monitores", "/busca?q=pneus"):
+        page.goto(path)
+        wide = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert wide <= 0, f"{path} is {wide}px wider than a phone"
+    page.screenshot(path=str(ARTEFACTS / "telefone-busca.png"), full_page=True)
+    context.close()
+
+
+def test_search_works_without_javascript_and_autocompletes_with_it(
+    browser: Browser, server: Server, inbox: Inbox
+) -> None:
+    _, email = _account()
+    visitor = Visitor(browser, server)
+    visitor.sign_in(inbox, email)
+    page = visitor.page
+    page.goto("/busca")
+    page.get_by_label("Atividade (CNAE)").press_sequentially("pneu", delay=50)
+    options = page.locator("#cnaes-lista option")
+    expect(options.first).to_have_attribute("value", re.compile(r"^\d{7}$"))
+    page.get_by_label("Município").press_sequentially("varzea gr", delay=50)
+    expect(page.locator("#cidades-lista option").first).to_have_attribute(
+        "value", re.compile("Várzea Grande")
+    )
+    session = next(c for c in visitor.context.cookies() if c["name"] == "painel_sessao")
+    visitor.close()
+
+    plain = browser.new_context(base_url=server.url, java_script_enabled=False)
+    plain.add_cookies([{"name": session["name"], "value": session["value"], "url": server.url}])
+    page = plain.new_page()
+    page.goto("/busca")
+    page.get_by_label("Nome, fantasia ou sócio").fill("karlito pneus")
+    page.get_by_role("button", name="Buscar").click()
+    expect(page).to_have_url(re.compile(r"/busca\?q=karlito\+pneus$"))  # empty fields dropped
+    expect(page.locator("article.resultado").first).to_contain_text("CARLITO PNEUS")
+    plain.close()
