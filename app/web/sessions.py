@@ -17,6 +17,8 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 import msgspec
 from redis.asyncio import Redis
@@ -29,6 +31,7 @@ PRE_COOKIE = "painel_pre"
 """The cookie a visitor's forms are bound to before sign-in."""
 TTL = 8 * 3600
 """Seconds a session lives from sign-in."""
+T = TypeVar("T")
 UNAVAILABLE = "Sessões indisponíveis no momento (Redis fora do ar); tente de novo em instantes."
 
 
@@ -59,30 +62,27 @@ class Sessions:
     def _key(self, token: str) -> str:
         return self._prefix + hashlib.sha256(token.encode()).hexdigest()
 
+    @staticmethod
+    async def _run(command: Awaitable[T]) -> T:
+        """A Redis command; 503 with `Retry-After` when Redis does not answer."""
+        try:
+            return await command
+        except RedisError as error:
+            raise UnavailableError(UNAVAILABLE, headers={"Retry-After": "5"}) from error
+
     async def open(self, conta_id: int) -> str:
         """A new session for the account; its token (the cookie's value)."""
         token = new_token()
-        session = Sessao(conta_id=conta_id, aberta_em=time.time())
-        try:
-            await self._redis.set(self._key(token), msgspec.json.encode(session), ex=TTL)
-        except RedisError as error:
-            raise UnavailableError(UNAVAILABLE, headers={"Retry-After": "5"}) from error
+        session = msgspec.json.encode(Sessao(conta_id=conta_id, aberta_em=time.time()))
+        await self._run(self._redis.set(self._key(token), session, ex=TTL))
         return token
 
     async def find(self, token: str | None) -> Sessao | None:
         if not token or len(token) > 100:
             return None
-        try:
-            raw = await self._redis.get(self._key(token))
-        except RedisError as error:
-            raise UnavailableError(UNAVAILABLE, headers={"Retry-After": "5"}) from error
-        if raw is None:
-            return None
-        return msgspec.json.decode(raw, type=Sessao)
+        raw = await self._run(self._redis.get(self._key(token)))
+        return None if raw is None else msgspec.json.decode(raw, type=Sessao)
 
     async def close(self, token: str | None) -> None:
         if token and len(token) <= 100:
-            try:
-                await self._redis.delete(self._key(token))
-            except RedisError as error:
-                raise UnavailableError(UNAVAILABLE, headers={"Retry-After": "5"}) from error
+            await self._run(self._redis.delete(self._key(token)))

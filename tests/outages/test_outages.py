@@ -80,6 +80,11 @@ def test_redis_stopped_mid_run_limited_routes_503_then_back(
             assert_unavailable(anonymous.get(VALIDATE))
             assert anonymous.get("/health").status_code == 503
             assert _down(server) == {"redis"}
+            with server.client(headers={}, cookies={"painel_sessao": "uma-sessao"}) as browser:
+                page = browser.get("/painel")
+            assert page.status_code == 503  # the dashboard's sessions live in Redis
+            assert "Sessões indisponíveis" in page.text
+            assert int(page.headers["Retry-After"]) > 0
         finally:
             service("start", "redis")
         until(lambda: keyed.get(VALIDATE).status_code == 200, RECOVERY)
