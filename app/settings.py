@@ -46,6 +46,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     smtp_user: str = ""
     smtp_password: str = ""
     smtp_starttls: bool = False
+    mail_dir: str = ""
+    """A folder where e-mails are written as `.eml` files (readable by their owner only) instead
+    of being sent: development, and the sample setup of `scripts/run.sh` when no `SMTP_HOST`
+    is given. Empty (the default): SMTP."""
     webhook_allow_networks: str = ""
     """Comma-separated CIDRs webhooks may reach beside public addresses (development, tests);
     empty by default: private, loopback, link-local and reserved addresses are refused."""

@@ -2,14 +2,16 @@
 a separate process.
 
     .venv/bin/python scripts/bench_search.py --url http://127.0.0.1:8000 --alias empresas \
-        [--endpoint search|seek|nome|cnae|cidade] [--rate 50] [--seconds 30]
+        [--endpoint search|seek|nome|cnae|cidade|busca|busca-cnae] [--rate 50] [--seconds 30]
 
 Open-loop load: requests start on a fixed schedule whatever the answers' latency. Queries are
 built from the alias's own documents: legal and trade names typed the sloppy ways of
 `scripts/search_eval.py` (accents, typos, reordered words, prefixes, a first letter spelled
 another way, `&` written `e`...) for `/search` and `/nome`; combinations of filters (UF, CNAE
 prefix, CEP prefix, municipality, share capital, opening date, porte, situação, with and
-without a name) for `/seek`; CNAE and city prefixes for the autocomplete endpoints. Prints the
+without a name) for `/seek`; CNAE and city prefixes for the autocomplete endpoints. `busca` and
+`busca-cnae` are the analyst page's own requests (results with facets, as htmx asks for them;
+the CNAE autocomplete), sent with a dashboard session of the bench account. Prints the
 achieved rate, status counts and p50/p95/p99/max latency in milliseconds.
 """
 
@@ -29,7 +31,7 @@ from elasticsearch import Elasticsearch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from loadgen import bench_key, open_loop  # noqa: E402
+from loadgen import bench_key, bench_session, open_loop  # noqa: E402
 from search_eval import spelling_variants, variants  # noqa: E402
 
 PATHS = {
@@ -38,7 +40,12 @@ PATHS = {
     "nome": "/v1/nome",
     "cnae": "/v1/search/cnae",
     "cidade": "/v1/search/cidade",
+    "busca": "/busca",
+    "busca-cnae": "/busca/cnaes",
 }
+PAGES = {"busca", "busca-cnae"}
+"""The analyst's page: what its own requests ask (htmx: the results with their facet counts; the
+CNAE autocomplete), with a dashboard session instead of a key."""
 CNAE_TYPED = ["47", "4711", "56", "padaria", "comercio varej", "restaurante", "transporte",
               "construcao", "software", "consultoria", "86", "cabeleireiro", "farmac"]  # fmt: skip
 CITY_TYPED = ["sao", "sao pau", "rio de", "belo hor", "curitiba", "porto", "campinas",
@@ -71,7 +78,12 @@ def requests_for(
         name = doc.get("nome_fantasia") or doc.get("razao_social") or ""
         address = doc.get("endereco") or {}
         cnae = (doc.get("cnae_principal") or {}).get("codigo") or "4781400"
-        if endpoint in ("search", "nome") and name:
+        if endpoint == "busca" and name:
+            typed = rng.choice(
+                [*variants(name, rng).values(), *spelling_variants(name, rng).values()]
+            )
+            made.append({"q": typed})
+        elif endpoint in ("search", "nome") and name:
             typed = rng.choice(
                 [*variants(name, rng).values(), *spelling_variants(name, rng).values()]
             )
@@ -91,6 +103,8 @@ def requests_for(
             made.append(rng.choice(options))
         elif endpoint == "cnae":
             made.append({"query": rng.choice(CNAE_TYPED)})
+        elif endpoint == "busca-cnae":
+            made.append({"cnae": rng.choice([t for t in CNAE_TYPED if not t.isdigit()])})
         elif endpoint == "cidade":
             made.append({"query": rng.choice(CITY_TYPED)})
     return made
@@ -118,10 +132,17 @@ def main() -> None:
     params = requests_for(args.endpoint, documents, rng)
     path = PATHS[args.endpoint]
 
-    def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
-        return session.get(f"{args.url}{path}", params=rng.choice(params))
+    page = args.endpoint in PAGES
+    headers = {"HX-Request": "true"} if page else {}
 
-    asyncio.run(open_loop(make, args.rate, args.seconds, path, args.api_key or bench_key()))
+    def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
+        return session.get(f"{args.url}{path}", params=rng.choice(params), headers=headers)
+
+    if page:
+        asyncio.run(open_loop(make, args.rate, args.seconds, path, cookies=bench_session()))
+    else:
+        key = args.api_key or bench_key()
+        asyncio.run(open_loop(make, args.rate, args.seconds, path, key))
 
 
 if __name__ == "__main__":

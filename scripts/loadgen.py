@@ -19,13 +19,15 @@ from typing import Any
 
 import aiohttp
 import psycopg
+from redis.asyncio import Redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.accounts import service
+from app.accounts import repository, service
 from app.accounts.keys import check_secret
 from app.lib.migrate import migrate
 from app.settings import get_settings
+from app.web.sessions import SESSION_COOKIE, Sessions
 
 MakeRequest = Callable[[aiohttp.ClientSession, random.Random], Any]
 """Given the session and a seeded generator, start one request (`session.get(...)`...)."""
@@ -49,9 +51,15 @@ async def schedule(
 
 
 async def open_loop(
-    make: MakeRequest, rate: float, seconds: float, label: str, api_key: str | None = None
+    make: MakeRequest,
+    rate: float,
+    seconds: float,
+    label: str,
+    api_key: str | None = None,
+    cookies: dict[str, str] | None = None,
 ) -> list[float]:
-    """Send `rate` requests per second for `seconds`; print and return the latencies (ms)."""
+    """Send `rate` requests per second for `seconds`; print and return the latencies (ms).
+    `cookies`: a dashboard session instead of a key (the pages of `/busca`)."""
     latencies: list[float] = []
     statuses: Counter[int | str] = Counter()
     by_status: dict[int, list[float]] = {}
@@ -60,7 +68,7 @@ async def open_loop(
     timeout = aiohttp.ClientTimeout(total=10)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     async with aiohttp.ClientSession(
-        connector=connector, timeout=timeout, headers=headers
+        connector=connector, timeout=timeout, headers=headers, cookies=cookies
     ) as session:
 
         async def one(_: int) -> None:
@@ -120,3 +128,22 @@ def bench_key() -> str:
     database = get_settings().database_url
     migrate(database)
     return asyncio.run(_bench_key(database))
+
+
+async def _bench_session() -> str:
+    settings = get_settings()
+    async with await psycopg.AsyncConnection.connect(settings.database_url) as conn:
+        conta = await repository.find_account(conn, "bench@localhost")
+    assert conta is not None, "bench_key() makes the bench account first"
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        return await Sessions(redis, settings.redis_prefix).open(conta.id)
+    finally:
+        await redis.aclose()
+
+
+def bench_session() -> dict[str, str]:
+    """A dashboard session of the bench account (the cookie a signed-in browser sends), in the
+    Redis of `REDIS_URL` under `REDIS_PREFIX` (the server's)."""
+    bench_key()
+    return {SESSION_COOKIE: asyncio.run(_bench_session())}

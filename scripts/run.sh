@@ -16,6 +16,12 @@ eval "$(bash scripts/services.sh env)"
 .venv/bin/indexer load "${SAMPLE:-fixtures/sample}"
 .venv/bin/indexer drop --keep 2
 bash scripts/admin_key.sh
+# Without an SMTP server of the operator's, sign-in codes of the dashboard (/painel) and of the
+# token bootstrap are written to .state/mail/ instead of being sent.
+if [ -z "${SMTP_HOST:-}" ] && [ -z "${MAIL_DIR:-}" ]; then
+  export MAIL_DIR="$ROOT/.state/mail"
+  echo "e-mails (sign-in codes) are written to $MAIL_DIR" >&2
+fi
 .venv/bin/registry-worker &
 worker=$!
 .venv/bin/registry-api --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" \

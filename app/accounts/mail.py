@@ -1,10 +1,15 @@
-"""The e-mail that carries a one-time code, sent over SMTP (stdlib `smtplib` in a thread)."""
+"""The e-mail that carries a one-time code, sent over SMTP (stdlib `smtplib` in a thread), or
+written to a folder (`MAIL_DIR`) where no SMTP server is wanted."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
 import smtplib
+import time
 from email.message import EmailMessage
+from pathlib import Path
 
 from app.errors import UnavailableError
 from app.settings import Settings
@@ -40,7 +45,20 @@ def admin_message(sender: str, to: str, nome: str) -> EmailMessage:
     return message
 
 
+def _write(folder: str, message: EmailMessage) -> None:
+    """The message as `<time>-<random>.eml` in `folder`, readable by its owner only."""
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = f"{time.time_ns()}-{secrets.token_hex(4)}.eml"
+    descriptor = os.open(path / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(message.as_bytes())
+
+
 def _send(settings: Settings, message: EmailMessage) -> None:
+    if settings.mail_dir:
+        _write(settings.mail_dir, message)
+        return
     with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=SMTP_TIMEOUT) as smtp:
         if settings.smtp_starttls:
             smtp.starttls()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import stat
 import uuid
 from collections.abc import Iterator
+from email import message_from_bytes
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 from app.accounts.keys import CODE_DIGITS
 from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS
-from tests.conftest import MakeKey, Server
+from tests.conftest import MakeKey, Server, serving
 from tests.inbox import CODE, Inbox, receiving
 from tests.strategies import json_values
 
@@ -317,3 +320,26 @@ def test_bootstrap_forwarded_for_ignored_by_default(server: Server) -> None:
                            headers=forged(99))  # fmt: skip
     assert again.status_code == 429
     assert fresh.status_code == 202
+
+
+def test_codes_written_to_the_mail_folder_without_smtp(
+    peer_alias: str, database: str, tmp_path: Path
+) -> None:
+    """`MAIL_DIR` (the sample setup of `scripts/run.sh`): the e-mail is a file only its owner
+    reads, and its code works."""
+    folder = tmp_path / "mail"
+    with serving(peer_alias, env={"MAIL_DIR": str(folder), "SMTP_PORT": "1"}) as running:
+        email = _email()
+        with caller(running) as client:
+            started = client.post(START, json={"nome": "Bia", "email": email, "telefone": ""})
+            assert started.status_code == 202, started.text
+            [written] = list(folder.glob("*.eml"))
+            assert stat.S_IMODE(written.stat().st_mode) == 0o600
+            message = message_from_bytes(written.read_bytes())
+            assert message["To"] == email
+            body = message.get_payload(decode=True)
+            assert isinstance(body, bytes)
+            code = CODE.search(body.decode())
+            assert code is not None
+            verified = client.post(VERIFY, json={"email": email, "codigo": code.group(1)})
+            assert verified.status_code == 200, verified.text
