@@ -119,8 +119,9 @@ def main() -> None:
     unexercised = []
     unanswered = []
     for filename in sorted(data.measured_files()):
-        if not filename.startswith(str(ROOT / "app")) and not filename.startswith(
-            str(ROOT / "indexer")
+        if not filename.endswith(".py") or (
+            not filename.startswith(str(ROOT / "app"))
+            and not filename.startswith(str(ROOT / "indexer"))
         ):
             continue
         analysis = cov._analyze(filename)

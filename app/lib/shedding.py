@@ -31,12 +31,11 @@ def is_search(path: str) -> bool:
     return path.removeprefix("/v1").startswith(SEARCHES)
 
 
-BODY = msgspec.json.encode(
-    {
-        "error": "Service Unavailable",
-        "message": "Servidor sobrecarregado neste instante; tente de novo em 1 s.",
-    }
-)
+MESSAGE = "Servidor sobrecarregado neste instante; tente de novo em 1 s."
+BODY = msgspec.json.encode({"error": "Service Unavailable", "message": MESSAGE})
+PAGES = ("/busca", "/painel")
+"""Paths of the web pages: their refusal is an HTML fragment (htmx shows it in place)."""
+PAGE_BODY = f'<p class="erro" role="alert">{MESSAGE}</p>'.encode()
 
 
 class Shedding:
@@ -57,18 +56,21 @@ class Shedding:
         search = is_search(scope["path"])
         if self.in_flight >= self.limit or (search and self.searching >= self.searches):
             self.refused += 1
+            page = scope["path"].startswith(PAGES)
+            content = PAGE_BODY if page else BODY
+            kind = b"text/html; charset=utf-8" if page else b"application/json"
             start: HTTPResponseStartEvent = {
                 "type": "http.response.start",
                 "status": 503,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", kind),
                     (b"retry-after", b"1"),
-                    (b"content-length", str(len(BODY)).encode()),
+                    (b"content-length", str(len(content)).encode()),
                 ],
             }
             await send(start)
             body: HTTPResponseBodyEvent = {
-                "type": "http.response.body", "body": BODY, "more_body": False,
+                "type": "http.response.body", "body": content, "more_body": False,
             }  # fmt: skip
             await send(body)
             return

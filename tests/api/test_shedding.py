@@ -4,6 +4,7 @@ over."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -11,8 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
-from tests.conftest import SERPRO, Server, serving
+from app.settings import get_settings
+from app.web.sessions import SESSION_COOKIE, Sessions
+from tests.conftest import SERPRO, MakeKey, Server, serving
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +86,35 @@ def test_searches_refused_past_their_own_limit_while_lookups_served(
     with narrow_searches.client() as client:
         for path, params in SEARCHES:
             assert client.get(path, params=params).status_code == 200
+
+
+def _session(server: Server, conta_id: int) -> str:
+    """A dashboard session of the account, opened as the sign-in page opens one."""
+
+    async def open_one() -> str:
+        redis = Redis.from_url(get_settings().redis_url)
+        try:
+            return await Sessions(redis, server.redis_prefix).open(conta_id)
+        finally:
+            await redis.aclose()
+
+    return asyncio.run(open_one())
+
+
+def test_the_search_page_refused_as_a_page_fragment(
+    narrow_searches: Server, make_key: MakeKey
+) -> None:
+    """The analyst's page counts as a search; its refusal is HTML that htmx shows in place."""
+    cookies = {SESSION_COOKIE: _session(narrow_searches, make_key().conta_id)}
+
+    def call(_: int) -> httpx.Response:
+        with narrow_searches.client(headers={"HX-Request": "true"}, cookies=cookies) as client:
+            return client.get("/busca", params={"q": "servico federal"})
+
+    with ThreadPoolExecutor(20) as pool:
+        answers = list(pool.map(call, range(40)))
+    assert {a.status_code for a in answers} == {200, 503}
+    refused = next(a for a in answers if a.status_code == 503)
+    assert refused.headers["content-type"].startswith("text/html")
+    assert 'role="alert"' in refused.text
+    assert refused.headers["retry-after"] == "1"
