@@ -41,6 +41,7 @@ from app.errors import HANDLERS
 from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
 from app.lib.database import RECONNECT_WINDOW, connection_pool
+from app.lib.documented import document_errors
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
@@ -133,7 +134,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
     """The app. `protected=False` drops the access middleware (Bearer keys, rate limits,
     audit); only the benchmark uses it, to measure what that layer costs."""
     settings = settings or get_settings()
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             lookup_cnpj,
             contacts,
@@ -202,3 +203,5 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             security=[{BEARER: []}],
         ),
     )
+    document_errors(app)
+    return app

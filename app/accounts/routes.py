@@ -30,6 +30,7 @@ from app.auth.access import NO_TOKEN, Access
 from app.auth.gate import Gate
 from app.auth.guards import identity, require_admin
 from app.errors import BadRequestError, ConflictError
+from app.lib.documented import CONFLICT
 from app.settings import Settings
 
 START_PER_MINUTE = 3
@@ -55,6 +56,7 @@ async def list_keys(
 @post(
     ["/v1/me/chaves", "/me/chaves"],
     summary="Create an API key",
+    responses={409: CONFLICT},
     description="The answer holds the key (`api_key`) this once; only a keyed hash is kept.",
     tags=["Accounts"],
 )
@@ -172,6 +174,7 @@ class ContaCriada(msgspec.Struct, kw_only=True):
 @post(
     ["/v1/admin/contas", "/admin/contas"],
     summary="Create an account and its first key (administrator)",
+    responses={409: CONFLICT},
     guards=[require_admin],
     tags=["Admin"],
 )

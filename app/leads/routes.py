@@ -15,6 +15,7 @@ from app.context import Backends
 from app.leads import lots
 from app.leads import service as leads
 from app.lib.body import from_query
+from app.lib.documented import CONFLICT, GONE
 from app.lib.operations import meter
 from app.lib.rest import query_route
 
@@ -185,6 +186,7 @@ async def get_lot(
         "The file of a finished lot, to its owner only (404 for any other key), until "
         "`expira_em` (410 after). 409 while it is being made or when it failed."
     ),
+    responses={409: CONFLICT, 410: GONE},
     tags=TAGS,
 )
 async def download_lot(

@@ -13,6 +13,7 @@ from litestar.params import FromPath, JSONBody
 from app.auth.guards import identity, require_admin
 from app.context import Backends
 from app.lib.body import from_query
+from app.lib.documented import CONFLICT, NOT_FOUND
 from app.lib.operations import meter
 from app.monitoring import service
 from app.monitoring.repository import Monitor
@@ -48,6 +49,7 @@ def _paths(suffix: str) -> list[str]:
         "reserved address; 409 when the account already watches the CNPJ at that URL or has "
         "reached its plan's number of monitors."
     ),
+    responses={404: NOT_FOUND, 409: CONFLICT},
     tags=TAGS,
 )
 async def create_monitor(
@@ -99,6 +101,7 @@ async def delivery_log(
         "400 while the monitor is paused."
     ),
     status_code=202,
+    responses={409: CONFLICT},
     tags=TAGS,
 )
 async def resend_event(
