@@ -41,7 +41,7 @@ from app.errors import HANDLERS
 from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
 from app.lib.database import RECONNECT_WINDOW, connection_pool
-from app.lib.documented import document_errors
+from app.lib.documented import DecimalAsNumber, document_errors, document_queries
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
@@ -174,6 +174,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             STATIC_FILES,
         ],
         template_config=TEMPLATES,
+        plugins=[DecimalAsNumber()],
         lifespan=[lifespan],
         state=State({"settings": settings}),
         dependencies={
@@ -204,4 +205,5 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
         ),
     )
     document_errors(app)
+    document_queries(app)
     return app

@@ -220,8 +220,9 @@ class EmpresaPublica(_Cabecalho, frozen=True, kw_only=True):
     hash: str = ""
     """The content hash of the whole record, as in `Empresa`."""
     data_referencia: str | None = None
-    restrito: list[str] = msgspec.field(default_factory=lambda: list(RESTRICTED))
-    """Fields left out without a key; send `Authorization: Bearer <API_KEY>` to read them."""
+    restrito: list[str]
+    """Fields left out without a key; send `Authorization: Bearer <API_KEY>` to read them.
+    Required, so the public part and the full record are told apart by the document too."""
 
 
 def public_view(company: Empresa) -> EmpresaPublica:
@@ -231,7 +232,7 @@ def public_view(company: Empresa) -> EmpresaPublica:
         for name in EmpresaPublica.__struct_fields__
         if name != "restrito"
     }
-    return EmpresaPublica(**fields)
+    return EmpresaPublica(**fields, restrito=list(RESTRICTED))
 
 
 class CnaeSecundario(msgspec.Struct, frozen=True, kw_only=True):

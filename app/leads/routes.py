@@ -156,7 +156,7 @@ async def create_lot(
     LOTS,
     summary="My lots",
     description="Newest first, cursor pages (`limit` 20, at most 100).",
-    opt={"query": tuple(lots.ListaLotes.__struct_fields__)},
+    opt={"query": tuple(lots.ListaLotes.__struct_fields__), "query_struct": lots.ListaLotes},
     tags=TAGS,
 )
 async def list_lots(

@@ -10,9 +10,18 @@ its method.
 
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Any
+
+import msgspec
 from litestar import Litestar
+from litestar._openapi.schema_generation import SchemaCreator
+from litestar.enums import ParamType
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIType, Parameter, Schema
+from litestar.plugins import OpenAPISchemaPlugin
+from litestar.typing import FieldDefinition
 
 from app.auth.access import Access
 from app.errors import ErrorBody
@@ -63,3 +72,89 @@ def document_errors(app: Litestar) -> None:
             if Access(handler.opt.get("access", Access.PROTECTED)) is Access.AGENT:
                 continue  # JSON-RPC: errors are JSON-RPC answers (`docs/mcp.md`)
             handler.responses = {**errors_of(handler), **(handler.responses or {})}
+
+
+_KEYS = {
+    "type": "type", "format": "format", "maxLength": "max_length", "minLength": "min_length",
+    "pattern": "pattern", "enum": "enum", "minimum": "minimum", "maximum": "maximum",
+    "exclusiveMinimum": "exclusive_minimum", "exclusiveMaximum": "exclusive_maximum",
+    "description": "description", "examples": "examples", "default": "default",
+}  # fmt: skip
+"""JSON Schema keywords msgspec writes, by the name of Litestar's `Schema` field."""
+
+
+def _schema(raw: dict[str, Any], defs: dict[str, Any]) -> Schema:
+    """A query parameter's schema from msgspec's JSON Schema of the field (null dropped: an
+    absent parameter is the null)."""
+    if "$ref" in raw:
+        raw = {
+            **defs[raw["$ref"].rsplit("/", 1)[-1]],
+            **{k: v for k, v in raw.items() if k != "$ref"},
+        }
+    if "anyOf" in raw:
+        options = [item for item in raw["anyOf"] if item.get("type") != "null"]
+        rest = {k: v for k, v in raw.items() if k != "anyOf"}
+        if len(options) == 1:
+            return _schema({**options[0], **rest}, defs)
+        return Schema(any_of=[_schema(item, defs) for item in options],
+                      description=rest.get("description"))  # fmt: skip
+    values = {_KEYS[k]: v for k, v in raw.items() if k in _KEYS}
+    if "type" in values:
+        values["type"] = OpenAPIType(values["type"])
+    return Schema(**values)
+
+
+def query_parameters(kind: type[Any], names: tuple[str, ...]) -> list[Parameter]:
+    """The query parameters `names` of the Struct `kind` a route reads its query string into,
+    with the field's type, bounds, pattern, vocabulary and description."""
+    _, defs = msgspec.json.schema_components((kind,), ref_template="#/$defs/{name}")
+    struct = defs[kind.__name__]
+    properties: dict[str, Any] = struct.get("properties", {})
+    required = set(struct.get("required", ()))
+    return [
+        Parameter(
+            name=name,
+            param_in=ParamType.QUERY,
+            required=name in required,
+            schema=_schema(properties[name], defs),
+            description=properties[name].get("description"),
+        )
+        for name in names
+        if name in properties
+    ]
+
+
+def document_queries(app: Litestar) -> None:
+    """Writes the query parameters of the routes that read their query string into a Struct
+    (`opt["query_struct"]`, the names of `opt["query"]`) into the document, which Litestar
+    cannot see in their signatures."""
+    openapi = app.openapi_schema
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            kind = (
+                handler.opt.get("query_struct") if isinstance(handler, HTTPRouteHandler) else None
+            )
+            if kind is None or not handler.include_in_schema:
+                continue
+            found = query_parameters(kind, tuple(handler.opt.get("query", ())))
+            item = (openapi.paths or {}).get(route.path_format or route.path)
+            operation = getattr(item, "get", None) if item is not None else None
+            if operation is None:
+                continue
+            known = {getattr(p, "name", None) for p in operation.parameters or []}
+            operation.parameters = [*(operation.parameters or []),
+                                    *(p for p in found if p.name not in known)]  # fmt: skip
+
+
+class DecimalAsNumber(OpenAPISchemaPlugin):
+    """Decimals (`capital_social`) are written as JSON numbers (`decimal_format="number"`), so
+    the document says number, not Litestar's default string."""
+
+    @staticmethod
+    def is_plugin_supported_type(value: Any) -> bool:
+        return value is Decimal
+
+    def to_openapi_schema(
+        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
+    ) -> Schema:
+        return Schema(type=OpenAPIType.NUMBER)

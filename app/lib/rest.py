@@ -63,6 +63,6 @@ def query_route(
             200: ResponseSpec(data_container=output, generate_examples=False, description="OK"),
             **(errors or ERRORS),
         },
-        opt={"query": tuple(input.__struct_fields__)},
+        opt={"query": tuple(input.__struct_fields__), "query_struct": input},
         tags=list(tags),
     )(handler)

@@ -151,6 +151,8 @@ _docs = msgspec.json.Decoder(_Docs)
 
 
 async def _active_by_code(backends: Backends, codes_: list[str], uf: str | None) -> dict[str, int]:
+    if not codes_:  # no activity matched the term: nothing to count (a terms size of 0 is an error)
+        return {}
     filters: list[dict[str, Any]] = [
         {"terms": {"cnae_principal.codigo": codes_}},
         {"term": {"situacao_cadastral.codigo": ATIVA}},

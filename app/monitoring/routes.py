@@ -65,7 +65,7 @@ async def create_monitor(
     BASE,
     summary="My monitors",
     description="Cursor pages (`limit` 50, at most 200); `estado` filters `ativo` or `pausado`.",
-    opt={"query": tuple(ListaMonitores.__struct_fields__)},
+    opt={"query": tuple(ListaMonitores.__struct_fields__), "query_struct": ListaMonitores},
     tags=TAGS,
 )
 async def list_monitors(
@@ -82,7 +82,7 @@ async def list_monitors(
         "Every delivery attempt of the account's events, newest first: event, attempt number, "
         "HTTP status, duration, error and the next retry. Filters `monitor`, `evento`, `ok`."
     ),
-    opt={"query": tuple(FiltroTentativas.__struct_fields__)},
+    opt={"query": tuple(FiltroTentativas.__struct_fields__), "query_struct": FiltroTentativas},
     tags=TAGS,
 )
 async def delivery_log(

@@ -125,8 +125,12 @@ class Teste(msgspec.Struct, kw_only=True):
     erro: str | None
 
 
+MonitorId = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+"""A monitor's id: a PostgreSQL bigint."""
+
+
 class FiltroTentativas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    monitor: int | None = None
+    monitor: MonitorId | None = None
     evento: Annotated[str, msgspec.Meta(max_length=40)] | None = None
     ok: bool | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
@@ -214,7 +218,9 @@ def _public(vigia: Vigia) -> Monitor:
 async def _owned(
     conn: AsyncConnection, conta_id: int, monitor_id: int, lock: bool = False
 ) -> Vigia:
-    vigia = await repository.find_monitor(conn, monitor_id, conta_id, lock=lock)
+    vigia = None
+    if 1 <= monitor_id < 2**63:  # beyond a bigint, no monitor has the id
+        vigia = await repository.find_monitor(conn, monitor_id, conta_id, lock=lock)
     if vigia is None:
         raise NotFoundError("Monitoramento não encontrado nesta conta.")
     return vigia

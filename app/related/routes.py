@@ -58,7 +58,7 @@ related = query_route(
         200: ResponseSpec(data_container=Similares, generate_examples=False, description="OK"),
         **ERRORS,
     },
-    opt={"query": ("escopo", "limit")},
+    opt={"query": ("escopo", "limit"), "query_struct": BuscaSimilares},
     tags=["CNPJ"],
 )
 async def similar(

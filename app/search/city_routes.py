@@ -10,6 +10,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from app.context import Backends
 from app.lib.responses import json_response
+from app.search import filters as f
 from app.search.categories import Listed, listed
 from app.search.routes import RESPONSES, answer, query_filters
 from app.search.service import ACCEPTED, Modo
@@ -25,7 +26,7 @@ from app.search.service import ACCEPTED, Modo
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.CIDADES]},
+    opt={"query": ACCEPTED[Modo.CIDADES], "query_struct": f.Filtros},
 )
 async def companies_by_city(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]

@@ -77,7 +77,7 @@ _SEEK_DOC = (
     description=_SEARCH_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.SEARCH]},
+    opt={"query": ACCEPTED[Modo.SEARCH], "query_struct": f.Filtros},
 )
 async def search_get(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -105,7 +105,7 @@ async def search_post(
     description=_SEEK_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.SEEK]},
+    opt={"query": ACCEPTED[Modo.SEEK], "query_struct": f.Filtros},
 )
 async def seek_get(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -136,7 +136,7 @@ async def seek_post(
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.NOME]},
+    opt={"query": ACCEPTED[Modo.NOME], "query_struct": f.Filtros},
 )
 async def by_name(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]

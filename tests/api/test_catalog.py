@@ -226,3 +226,11 @@ def test_any_input_is_200_or_400(api: httpx.Client, path: str, params: dict[str,
     response = api.get(path, params=params)
     assert response.status_code in (200, 400), response.text
     assert response.headers["content-type"].startswith("application/json")
+
+
+def test_segments_of_a_term_no_activity_matches_are_empty(api: httpx.Client) -> None:
+    """No CNAE matches the term: an empty list, not a failed count (found by the contract
+    fuzzer: the count asked Elasticsearch for zero buckets)."""
+    answer = api.get("/v1/segmentos", params={"termo": "xyzzy quux"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"] == []

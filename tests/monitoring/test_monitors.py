@@ -193,3 +193,13 @@ def test_monitors_paged_by_cursor(server: Server, make_key: MakeKey, receiver: R
             params["cursor"] = page["next_cursor"]
         assert client.get(BASE, params={"cursor": "x"}).status_code == 400
     assert seen == ids
+
+
+def test_ids_beyond_a_bigint_are_refused_not_failed(server: Server, make_key: MakeKey) -> None:
+    """Found by the contract fuzzer: an id past PostgreSQL's bigint was a 500."""
+    huge = str(2**63)
+    with server.client(headers=make_key().headers) as client:
+        log = client.get(f"{BASE}/logs", params={"monitor": huge})
+        assert log.status_code == 400, log.text
+        assert client.get(f"{BASE}/{huge}").status_code == 404
+        assert client.delete(f"{BASE}/{huge}").status_code == 404
