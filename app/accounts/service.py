@@ -136,7 +136,8 @@ async def create_key(
 
 def check_key_by_code(papel: str) -> None:
     """403 for an administrator signed in by an e-mail code (the dashboard): administrator
-    keys come from `registry-admin` only, as in the token bootstrap."""
+    keys come from `registry-admin` only, as in the token bootstrap, and so do their
+    allowlists (a code must not widen where an administrator's key works)."""
     if papel == "admin":
         raise ForbiddenError(ADMIN_KEYS)
 
@@ -146,8 +147,18 @@ async def list_keys(pool: AsyncConnectionPool, conta_id: int) -> list[Chave]:
         return await repository.list_keys(conn, conta_id)
 
 
+KEY_ID = re.compile(r"[0-9a-f]{1,64}")
+"""The shape of a key's public id (`keys.new_key`); any other text names no key."""
+
+
+def _known_shape(key_id: str) -> None:
+    if not KEY_ID.fullmatch(key_id):
+        raise NotFoundError(KEY_NOT_FOUND)
+
+
 async def revoke_key(pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_id: str) -> Chave:
     """Revokes the account's key; every process stops taking it at once."""
+    _known_shape(key_id)
     async with pool.connection() as conn:
         revoked = await repository.revoke_key(conn, conta_id, key_id)
     if revoked is None:
@@ -160,6 +171,7 @@ async def change_allowlist(
     pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_id: str, values: list[str]
 ) -> Chave:
     """Sets the key's allowlist (empty: any address); every process applies it at once."""
+    _known_shape(key_id)
     networks = parse_allowlist(values)
     async with pool.connection() as conn:
         updated = await repository.set_allowlist(conn, conta_id, key_id, networks)

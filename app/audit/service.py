@@ -9,6 +9,7 @@ from app.audit import repository
 from app.audit.repository import Filtro, Registro, Uso
 from app.auth.access import Identity
 from app.context import Backends
+from app.errors import BadRequestError
 from app.lib.paging import digest
 
 USAGE_DAYS = 31
@@ -32,6 +33,9 @@ async def audit_page(
     backends: Backends, filtro: Filtro, cursor: str | None, limit: int
 ) -> Auditoria:
     """One page of the audit log, newest first; the cursor is bound to the filters."""
+    texts = (filtro.chave, filtro.rota, filtro.operacao)
+    if any(value is not None and "\x00" in value for value in texts):
+        raise BadRequestError("Filtros da auditoria não aceitam o caractere NUL.")
     request_digest = digest(filtro)
     before = backends.cursors.after_id(cursor, "auditoria", request_digest)
     async with backends.pool.connection() as conn:

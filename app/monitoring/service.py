@@ -56,7 +56,7 @@ Url = Annotated[
         examples=["https://exemplo.com.br/webhooks/cnpj"],
     ),
 ]
-Descricao = Annotated[str, msgspec.Meta(max_length=200)]
+Descricao = Annotated[str, msgspec.Meta(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
 
 class NovoMonitor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

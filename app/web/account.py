@@ -21,7 +21,7 @@ from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError, NotFoundError
 from app.web.render import form_of, page, redirect, text
-from app.web.visit import Visita, check_form, require_account
+from app.web.visit import Visita, check_form, draw, require_account
 
 COSTS = ("consultas", "buscas", "analises", "exportacoes")
 
@@ -67,6 +67,9 @@ async def _keys_page(
 ) -> Template:  # fmt: skip
     perfil = require_account(request, visita)
     chaves = await service.list_keys(backends.pool, perfil.id)
+    revoked = {c.id for c in chaves if c.revogada_em is not None}
+    if context.get("revogada") not in revoked:  # a notice only for a key this account revoked
+        context["revogada"] = None
     return page(request, visita, "chaves.html", status=status, chaves=chaves,
                 maximo=service.MAX_ACTIVE_KEYS, **context)  # fmt: skip
 
@@ -87,10 +90,12 @@ async def create_key(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
 ) -> Template:
     perfil = require_account(request, visita)
     form = await form_of(request)
     check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
     try:
         service.check_key_by_code(perfil.papel)
         entrada = msgspec.convert(
@@ -143,6 +148,7 @@ async def revoke_key(
 ) -> Response[Any]:
     perfil = require_account(request, visita)
     check_form(request, visita, await form_of(request), backends.secret)
+    await draw(request, gate, visita)
     chave = await service.revoke_key(backends.pool, gate, perfil.id, key_id[:64])
     return redirect(visita, f"/painel/chaves?revogada={chave.id}")
 
@@ -158,7 +164,9 @@ async def set_allowlist(
     perfil = require_account(request, visita)
     form = await form_of(request)
     check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
     try:
+        service.check_key_by_code(perfil.papel)
         await service.change_allowlist(
             backends.pool, gate, perfil.id, key_id[:64], _networks(text(form, "allowlist"))
         )

@@ -29,7 +29,8 @@ async def accounts_page(
 ) -> Template:
     require_admin(request, visita)
     raw = request.query_params.get("pagina", "1")
-    pagina = int(raw) if raw.isdigit() and 0 < len(raw) < 7 and int(raw) > 0 else 1
+    pagina = int(raw) if raw.isascii() and raw.isdecimal() and 0 < len(raw) < 7 else 1
+    pagina = max(pagina, 1)
     async with backends.pool.connection() as conn:
         contas = await repository.list_profiles(conn, PAGE, (pagina - 1) * PAGE)
         total = await repository.count_accounts(conn)
@@ -50,7 +51,9 @@ def _filter(values: dict[str, str]) -> Filtro:
             ) from None
 
     status = values.get("status") or None
-    if status is not None and not (status.isdigit() and 100 <= int(status) <= 599):
+    if status is not None and not (
+        status.isascii() and status.isdecimal() and len(status) == 3 and 100 <= int(status) <= 599
+    ):
         raise BadRequestError("status: um código HTTP de 100 a 599.")
     return Filtro(
         chave=(values.get("chave") or None), rota=(values.get("rota") or None),

@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from litestar.response import File, Response, Template
 
+from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError
 from app.leads import lots
@@ -17,7 +18,7 @@ from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
 from app.leads.service import USO_RESPONSAVEL
 from app.web.render import NO_STORE, form_of, page, redirect, text
-from app.web.visit import Visita, check_form, require_account
+from app.web.visit import Visita, check_form, draw, require_account
 
 SEARCH_TO_LOT = {
     "cnae": "cnae", "cnae_secundario": "incluir_secundarias", "uf": "uf", "municipio": "cidade",
@@ -64,11 +65,13 @@ async def create_lot(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
 ) -> Template | Response[Any]:
     """A lot of the companies of a search's filters (the search page's export)."""
     require_account(request, visita)
     form = await form_of(request)
     check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
     filters = lot_filters({key: text(form, key) for key in SEARCH_TO_LOT})
     agreed = text(form, "uso_responsavel") == "true"
     try:

@@ -12,6 +12,7 @@ from litestar.params import FromPath
 from litestar.response import Template
 from litestar.response.base import Response
 
+from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError
 from app.monitoring import service
@@ -23,7 +24,7 @@ from app.monitoring.service import (
     NovoMonitor,
 )
 from app.web.render import form_of, page, redirect, text, texts
-from app.web.visit import Visita, check_form, require_account
+from app.web.visit import Visita, check_form, draw, require_account
 
 BASE = "/painel/monitores"
 
@@ -55,10 +56,12 @@ async def create_monitor(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
 ) -> Template:
     perfil = require_account(request, visita)
     form = await form_of(request)
     check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
     try:
         entrada = msgspec.convert(
             {"cnpj": text(form, "cnpj"), "webhook_url": text(form, "webhook_url"),
@@ -103,11 +106,13 @@ async def change_state(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Response[Any]:
     perfil = require_account(request, visita)
     form = await form_of(request)
     check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
     pausar = text(form, "estado") == "pausado"
     mudanca = AlteraMonitor(estado="pausado" if pausar else "ativo")
     await service.update(backends, perfil.id, monitor_id, mudanca)
@@ -119,10 +124,12 @@ async def send_test(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Template:
     perfil = require_account(request, visita)
     check_form(request, visita, await form_of(request), backends.secret)
+    await draw(request, gate, visita)
     teste = await service.test(backends, perfil.id, monitor_id)
     monitor = await service.get(backends, perfil.id, monitor_id)
     tentativas = await service.attempts(backends, perfil.id, FiltroTentativas(monitor=monitor_id))
@@ -147,10 +154,12 @@ async def delete_monitor(
     request: Request[Any, Any, Any],
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
+    gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Response[Any]:
     perfil = require_account(request, visita)
     check_form(request, visita, await form_of(request), backends.secret)
+    await draw(request, gate, visita)
     await service.delete(backends, perfil.id, monitor_id)
     return redirect(visita, BASE)
 

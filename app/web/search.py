@@ -35,7 +35,7 @@ from app.related.similar import BuscaSimilares, similares
 from app.search import filters as f
 from app.search.service import Modo, search
 from app.web.render import page, redirect
-from app.web.visit import Visita, require_account
+from app.web.visit import Visita, draw, require_account
 
 FORM_FIELDS = (
     "q", "uf", "municipio", "cnae", "cnae_secundario", "porte", "situacao", "matriz", "simples",
@@ -83,12 +83,6 @@ def linker(values: dict[str, str]) -> Callable[..., str]:
     return link
 
 
-async def _admit(request: Request[Any, Any, Any], gate: Gate, visita: Visita) -> None:
-    caller = gate.caller(request.scope)
-    caller.identity = visita.identity
-    await gate.admit(caller)
-
-
 def _values(request: Request[Any, Any, Any]) -> dict[str, str]:
     return {
         name: request.query_params.get(name, "").strip()[: f.MAX_LIST_TEXT]
@@ -120,7 +114,7 @@ async def search_page(
     if not set(values) - {"cursor"}:
         return page(request, visita, template, headers=headers, **context)
     try:
-        await _admit(request, gate, visita)
+        await draw(request, gate, visita)
         filtros = f.from_query(
             {
                 **values,
@@ -147,7 +141,7 @@ async def cnae_options(
     raw = request.query_params.get("cnae", "").strip()[:100]
     itens: list[Any] = []
     if len(raw) >= 2 and not raw.isdigit():
-        await _admit(request, gate, visita)
+        await draw(request, gate, visita)
         itens = (await search_cnaes(backends, BuscaCnae(query=raw, limit=10))).data
     return page(request, visita, "_opcoes_cnae.html", itens=itens)
 
@@ -165,7 +159,7 @@ async def city_options(
     uf = request.query_params.get("uf", "").strip()[:8] or None
     itens: list[Any] = []
     if len(raw) >= 2 and not raw.isdigit():
-        await _admit(request, gate, visita)
+        await draw(request, gate, visita)
         uf = uf if uf and "," not in uf else None
         itens = (await search_cities(backends, BuscaCidade(query=raw, uf=uf, limit=10))).data
     return page(request, visita, "_opcoes_cidade.html", itens=itens)
@@ -180,7 +174,7 @@ async def company_page(
     cnpj: FromPath[str],
 ) -> Template:
     require_account(request, visita)
-    await _admit(request, gate, visita)
+    await draw(request, gate, visita)
     entrada = ConsultaCnpj(cnpj=lookup.parse_cnpj(cnpj[:40]))
     empresa = await lookup.consultar(backends, entrada)
     socios, por_telefone, por_email, parecidas = await asyncio.gather(

@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from app.accounts import repository
 from app.accounts.repository import Perfil
 from app.auth.access import Identity
+from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import ForbiddenError
 from app.web.sessions import PRE_COOKIE, SESSION_COOKIE, TTL, Sessions, csrf_matches, csrf_token
@@ -112,6 +113,14 @@ def require_admin(request: Request[Any, Any, Any], visita: Visita) -> Perfil:
     return perfil
 
 
+async def draw(request: Request[Any, Any, Any], gate: Gate, visita: Visita) -> None:
+    """One unit from the signed-in account's plan window, as an API call draws (429 with
+    `Retry-After` when it is full): searches and every action of the pages."""
+    caller = gate.caller(request.scope)
+    caller.identity = visita.identity
+    await gate.admit(caller)
+
+
 def _host(value: str) -> str:
     parsed = urlsplit(value if "//" in value else f"//{value}")
     return f"{parsed.hostname}:{parsed.port}" if parsed.port else str(parsed.hostname)
@@ -121,9 +130,11 @@ def check_form(
     request: Request[Any, Any, Any], visita: Visita, form: dict[str, Any], secret: bytes
 ) -> None:
     """403 unless the submission comes from one of our pages: same origin (when the browser
-    says) and the CSRF token of the cookie it travels with."""
+    says: the request's host, or the host of `PUBLIC_URL` behind a proxy that rewrites it) and
+    the CSRF token of the cookie it travels with."""
     origin = request.headers.get("origin")
-    if origin is not None and _host(origin) != _host(request.headers.get("host", "")):
+    ours = {_host(request.headers.get("host", "")), _host(request.app.state.settings.public_url)}
+    if origin is not None and _host(origin) not in ours:
         raise ForbiddenError("Formulário enviado de outra origem.")
     sent = form.get(CSRF_FIELD)
     if not csrf_matches(secret, visita.cookie, sent if isinstance(sent, str) else None):

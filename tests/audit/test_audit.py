@@ -231,3 +231,18 @@ def test_audit_rows_of_refused_calls_revoked_allowlist_and_limit(
     assert [r["status"] for r in owner_rows] == [429, 204, 201, 201]
     assert [r["status"] for r in fenced_rows] == [403]
     assert [r["status"] for r in revoked_rows] == [401]
+
+
+def test_audit_filters_and_key_ids_with_nul_are_refused(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """A NUL cannot reach PostgreSQL (it refuses one in text): a 400 for the audit's filters,
+    a 404 for a key id, not a 500."""
+    admin = make_key(papel="admin")
+    with api_server.client(headers=admin.headers) as client:
+        for name in ("chave", "rota", "operacao"):
+            answer = client.get("/v1/admin/auditoria", params={name: "a\x00b"})
+            assert answer.status_code == 400, answer.text
+        assert client.delete("/v1/me/chaves/a%00b").status_code == 404
+        allowlist = client.put("/v1/me/chaves/a%00b/allowlist", json={"allowlist": []})
+        assert allowlist.status_code == 404

@@ -196,10 +196,14 @@ def test_monitors_paged_by_cursor(server: Server, make_key: MakeKey, receiver: R
 
 
 def test_ids_beyond_a_bigint_are_refused_not_failed(server: Server, make_key: MakeKey) -> None:
-    """Found by the contract fuzzer: an id past PostgreSQL's bigint was a 500."""
+    """Found by the contract fuzzer and review: an id past PostgreSQL's bigint, and a NUL in
+    a description, were 500s."""
     huge = str(2**63)
     with server.client(headers=make_key().headers) as client:
         log = client.get(f"{BASE}/logs", params={"monitor": huge})
         assert log.status_code == 400, log.text
         assert client.get(f"{BASE}/{huge}").status_code == 404
         assert client.delete(f"{BASE}/{huge}").status_code == 404
+        nul = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://example.com/h",
+                                      "descricao": "a\x00b"})  # fmt: skip
+        assert nul.status_code == 400, nul.text
