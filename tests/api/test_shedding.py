@@ -5,6 +5,7 @@ over."""
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -82,7 +83,12 @@ def test_searches_refused_past_their_own_limit_while_lookups_served(
     searches = Counter(status for kind, status, _ in answers if kind != "lookup")
     assert lookups == {200: 40}, lookups
     assert set(searches) == {200, 503}, searches
-    assert all(seconds < 1.0 for _, status, seconds in answers if status == 503)
+    refused = [seconds for kind, status, seconds in answers if status == 503]
+    served = [seconds for kind, status, seconds in answers if kind != "lookup" and status == 200]
+    # Refused at once, not after queueing for a search slot: sooner than the searches answered
+    # (a relative bound: absolute times depend on how loaded the machine running the suite is).
+    assert statistics.median(refused) < statistics.median(served), (refused, served)
+    assert max(refused) < 5.0, refused
     with narrow_searches.client() as client:
         for path, params in SEARCHES:
             assert client.get(path, params=params).status_code == 200
