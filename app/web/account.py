@@ -20,8 +20,8 @@ from app.audit.service import USAGE_DAYS, usage_of
 from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError, NotFoundError
-from app.web.render import form_of, page, redirect, text
-from app.web.visit import Visita, check_form, draw, require_account
+from app.web.render import action, page, redirect, text
+from app.web.visit import Visita, require_account
 
 COSTS = ("consultas", "buscas", "analises", "exportacoes")
 
@@ -92,10 +92,7 @@ async def create_key(
     backends: NamedDependency[Backends],
     gate: NamedDependency[Gate],
 ) -> Template:
-    perfil = require_account(request, visita)
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await draw(request, gate, visita)
+    perfil, form = await action(request, visita, backends, gate)
     try:
         service.check_key_by_code(perfil.papel)
         entrada = msgspec.convert(
@@ -146,9 +143,7 @@ async def revoke_key(
     gate: NamedDependency[Gate],
     key_id: FromPath[str],
 ) -> Response[Any]:
-    perfil = require_account(request, visita)
-    check_form(request, visita, await form_of(request), backends.secret)
-    await draw(request, gate, visita)
+    perfil, _ = await action(request, visita, backends, gate)
     chave = await service.revoke_key(backends.pool, gate, perfil.id, key_id[:64])
     return redirect(visita, f"/painel/chaves?revogada={chave.id}")
 
@@ -161,10 +156,7 @@ async def set_allowlist(
     gate: NamedDependency[Gate],
     key_id: FromPath[str],
 ) -> Template | Response[Any]:
-    perfil = require_account(request, visita)
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await draw(request, gate, visita)
+    perfil, form = await action(request, visita, backends, gate)
     try:
         service.check_key_by_code(perfil.papel)
         await service.change_allowlist(

@@ -17,8 +17,8 @@ from app.leads import lots
 from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
 from app.leads.service import USO_RESPONSAVEL
-from app.web.render import NO_STORE, form_of, page, redirect, text
-from app.web.visit import Visita, check_form, draw, require_account
+from app.web.render import NO_STORE, action, page, redirect, text
+from app.web.visit import Visita, require_account
 
 SEARCH_TO_LOT = {
     "cnae": "cnae", "cnae_secundario": "incluir_secundarias", "uf": "uf", "municipio": "cidade",
@@ -68,10 +68,7 @@ async def create_lot(
     gate: NamedDependency[Gate],
 ) -> Template | Response[Any]:
     """A lot of the companies of a search's filters (the search page's export)."""
-    require_account(request, visita)
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await draw(request, gate, visita)
+    _, form = await action(request, visita, backends, gate)
     filters = lot_filters({key: text(form, key) for key in SEARCH_TO_LOT})
     agreed = text(form, "uso_responsavel") == "true"
     try:

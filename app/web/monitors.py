@@ -23,8 +23,8 @@ from app.monitoring.service import (
     ListaMonitores,
     NovoMonitor,
 )
-from app.web.render import form_of, page, redirect, text, texts
-from app.web.visit import Visita, check_form, draw, require_account
+from app.web.render import action, page, redirect, text, texts
+from app.web.visit import Visita, require_account
 
 BASE = "/painel/monitores"
 
@@ -58,10 +58,7 @@ async def create_monitor(
     backends: NamedDependency[Backends],
     gate: NamedDependency[Gate],
 ) -> Template:
-    perfil = require_account(request, visita)
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await draw(request, gate, visita)
+    perfil, form = await action(request, visita, backends, gate)
     try:
         entrada = msgspec.convert(
             {"cnpj": text(form, "cnpj"), "webhook_url": text(form, "webhook_url"),
@@ -109,10 +106,7 @@ async def change_state(
     gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Response[Any]:
-    perfil = require_account(request, visita)
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await draw(request, gate, visita)
+    perfil, form = await action(request, visita, backends, gate)
     pausar = text(form, "estado") == "pausado"
     mudanca = AlteraMonitor(estado="pausado" if pausar else "ativo")
     await service.update(backends, perfil.id, monitor_id, mudanca)
@@ -127,9 +121,7 @@ async def send_test(
     gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Template:
-    perfil = require_account(request, visita)
-    check_form(request, visita, await form_of(request), backends.secret)
-    await draw(request, gate, visita)
+    perfil, _ = await action(request, visita, backends, gate)
     teste = await service.test(backends, perfil.id, monitor_id)
     monitor = await service.get(backends, perfil.id, monitor_id)
     tentativas = await service.attempts(backends, perfil.id, FiltroTentativas(monitor=monitor_id))
@@ -157,9 +149,7 @@ async def delete_monitor(
     gate: NamedDependency[Gate],
     monitor_id: FromPath[int],
 ) -> Response[Any]:
-    perfil = require_account(request, visita)
-    check_form(request, visita, await form_of(request), backends.secret)
-    await draw(request, gate, visita)
+    perfil, _ = await action(request, visita, backends, gate)
     await service.delete(backends, perfil.id, monitor_id)
     return redirect(visita, BASE)
 

@@ -8,7 +8,10 @@ from typing import Any
 from litestar import Request
 from litestar.response import Redirect, Template
 
-from app.web.visit import CSRF_FIELD, Visita
+from app.accounts.repository import Perfil
+from app.auth.gate import Gate
+from app.context import Backends
+from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
 """Pages show account data (and a new key once): never cached, never referred elsewhere."""
@@ -44,6 +47,18 @@ async def form_of(request: Request[Any, Any, Any]) -> dict[str, Any]:
         items = [str(item)[:MAX_FIELD] for item in form.getall(key)]
         values[key[:100]] = items if len(items) > 1 else items[0]
     return values
+
+
+async def action(
+    request: Request[Any, Any, Any], visita: Visita, backends: Backends, gate: Gate
+) -> tuple[Perfil, dict[str, Any]]:
+    """An account's form submission, admitted: the signed-in account (else the sign-in page),
+    the form checked against CSRF and other origins, and one unit drawn from the plan."""
+    perfil = require_account(request, visita)
+    form = await form_of(request)
+    check_form(request, visita, form, backends.secret)
+    await draw(request, gate, visita)
+    return perfil, form
 
 
 def text(form: dict[str, Any], name: str) -> str:
