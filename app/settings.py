@@ -9,10 +9,13 @@ from functools import lru_cache
 import msgspec
 
 from app.auth.address import parse_networks
+from app.lib.elastic import nodes
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     elasticsearch_url: str = "http://127.0.0.1:9200"
+    """One node's address, or the addresses of a cluster's nodes separated by commas (a request
+    a node cannot answer goes to another; docs/scaling.md)."""
     database_url: str = "postgresql://registry:registry@127.0.0.1:5433/registry"
     redis_url: str = "redis://127.0.0.1:6380/0"
     index_alias: str = "empresas"
@@ -95,6 +98,7 @@ def get_settings() -> Settings:
     try:
         settings = msgspec.convert(values, Settings, strict=False)
         parse_networks(settings.trusted_proxies)
+        nodes(settings.elasticsearch_url)
     except (msgspec.ValidationError, ValueError) as error:
         raise SystemExit(f"invalid settings: {error}") from error
     return settings

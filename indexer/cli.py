@@ -36,9 +36,20 @@ app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 console = Console(stderr=True)
 
 ElasticsearchUrl = Annotated[
-    str, typer.Option(envvar="ELASTICSEARCH_URL", help="Elasticsearch address.")
+    str,
+    typer.Option(
+        envvar="ELASTICSEARCH_URL",
+        help="Elasticsearch address (a cluster: its nodes' addresses, comma-separated).",
+    ),
 ]
 Alias = Annotated[str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")]
+Shards = Annotated[
+    int | None, typer.Option(min=1, envvar="INDEX_SHARDS", help="Primary shards (default 1).")
+]
+Replicas = Annotated[
+    int | None,
+    typer.Option(min=0, envvar="INDEX_REPLICAS", help="Replicas of each shard (default 0)."),
+]
 STATE = Path(__file__).resolve().parent.parent / ".state"
 RecordsDir = Annotated[
     Path,
@@ -165,7 +176,8 @@ def load(
     bucket_rows: Annotated[
         int, typer.Option(min=100, help="Establishments per join bucket (a builder's unit).")
     ] = 25_000,
-    shards: Annotated[int | None, typer.Option(min=1, help="Primary shards.")] = None,
+    shards: Shards = None,
+    replicas: Replicas = None,
     swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
     bad_rows: Annotated[Path | None, typer.Option(help="CSV of every bad row.")] = None,
@@ -194,6 +206,7 @@ def load(
         workers=workers,
         bucket_rows=bucket_rows,
         shards=shards,
+        replicas=replicas,
         swap=swap,
         workdir=workdir,
         bad_rows_file=bad_rows or STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
@@ -365,6 +378,8 @@ def update(
     parallel: Parallel = 4,
     report: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
     records_dir: RecordsDir = STATE / "registros",
+    shards: Shards = None,
+    replicas: Replicas = None,
 ) -> None:
     """Download the newest month if it is newer than the live release, load it, make it live
     and drop old releases. Exit 0: the newest is live (now or already); 1: a file was rejected
@@ -374,7 +389,7 @@ def update(
     options = Options(
         url=url, alias=alias,
         bad_rows_file=STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
-        records_dir=records_dir,
+        records_dir=records_dir, shards=shards, replicas=replicas,
     )  # fmt: skip
     try:
         with _transfer_bar() as bar:

@@ -20,7 +20,7 @@ import msgspec
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import catalog_name
-from app.lib.elastic import MsgspecSerializer
+from app.lib.elastic import MsgspecSerializer, nodes
 
 MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
 BULK_SETTINGS = {
@@ -36,7 +36,7 @@ class LoadError(Exception):
 
 def connect(url: str, timeout: float = 120.0) -> Elasticsearch:
     return Elasticsearch(
-        url,
+        nodes(url),
         serializers={"application/json": MsgspecSerializer()},
         request_timeout=timeout,
         max_retries=5,
@@ -98,13 +98,16 @@ MERGE_TIMEOUT = 3600
 """Seconds a release's merge into one segment may take (minutes at 10M documents)."""
 
 
-def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> None:
+def restore_settings(
+    es: Elasticsearch, index: str, mapping: dict[str, Any], replicas: int | None = None
+) -> None:
+    """Serving settings, one merged segment, then the replicas (`replicas`, else the mapping's):
+    they copy the merged segment instead of merging on every node."""
     serving = mapping["settings"]["index"]
     es.indices.put_settings(
         index=index,
         settings={
             "refresh_interval": serving["refresh_interval"],
-            "number_of_replicas": serving["number_of_replicas"],
             "translog": {"durability": "request", "flush_threshold_size": None},
             # A release is written once: blocked for writes, its order never changes, so
             # `search_after` over it pages consistently without a point in time.
@@ -118,6 +121,26 @@ def restore_settings(es: Elasticsearch, index: str, mapping: dict[str, Any]) -> 
     es.options(request_timeout=MERGE_TIMEOUT).indices.forcemerge(
         index=index, max_num_segments=1, wait_for_completion=True
     )
+    copies = serving["number_of_replicas"] if replicas is None else replicas
+    if copies:
+        es.indices.put_settings(index=index, settings={"number_of_replicas": copies})
+        wait_for_replicas(es, index, copies)
+
+
+REPLICA_TIMEOUT = "30m"
+
+
+def wait_for_replicas(es: Elasticsearch, index: str, replicas: int) -> None:
+    """Waits until every copy of `index` is allocated (green), or, on a cluster with too few
+    data nodes to hold them all, its primaries (yellow): a release does not go live before the
+    cluster can serve it from more than one node when it has them."""
+    data_nodes = int(es.cluster.health()["number_of_data_nodes"])
+    wanted = "green" if data_nodes > replicas else "yellow"
+    health = es.options(request_timeout=MERGE_TIMEOUT).cluster.health(
+        index=index, wait_for_status=wanted, timeout=REPLICA_TIMEOUT
+    )
+    if health["timed_out"]:
+        raise LoadError(f"index {index} not {wanted} after {REPLICA_TIMEOUT}: {health['status']}")
 
 
 def count(es: Elasticsearch, index: str) -> int:

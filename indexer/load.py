@@ -126,6 +126,9 @@ class Options:
     bucket_rows: int = 25_000
     """Establishments per join bucket: the unit of work (and of memory) of a builder."""
     shards: int | None = None
+    """Primary shards of the new index (None: the mapping's)."""
+    replicas: int | None = None
+    """Replicas of each shard once the release is merged (None: the mapping's, 0)."""
     swap: bool = True
     workdir: Path | None = None
     bad_rows_file: Path | None = None
@@ -288,7 +291,7 @@ def _publish(
 ) -> None:
     """Serving settings, the count check, the reference catalog, then the atomic alias swap."""
     index = report.index
-    elastic.restore_settings(es, index, mapping)
+    elastic.restore_settings(es, index, mapping, options.replicas)
     stored = elastic.count(es, index)
     if report.establishments and not report.documents_written:
         raise elastic.LoadError(

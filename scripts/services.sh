@@ -12,6 +12,11 @@
 #                                the URLs in the environment say; the tests use it for outages)
 #   scripts/services.sh pid elasticsearch|postgresql|redis
 #                                print the process id of one of them
+#   scripts/services.sh cluster up|down|status|urls
+#                                a two-node Elasticsearch cluster on loopback (9201, 9202) beside
+#                                the single node; `up` prints the app's ELASTICSEARCH_URL for it
+#   scripts/services.sh cluster start|stop|kill|pid 1|2
+#                                one node of it (`kill`: SIGKILL, for the failover script)
 #
 # Idempotent: re-running `up` only does what is missing. A service whose URL is already set in
 # the environment (ELASTICSEARCH_URL, DATABASE_URL, REDIS_URL) is neither installed nor started.
@@ -143,22 +148,13 @@ es_up() {
     log "Elasticsearch already answers at $(es_url)"
     return
   fi
-  command -v unzip >/dev/null || apt_install unzip
-  local base java_home zip home conf data logs
+  local base home conf data logs
   base=$(service_base)/elasticsearch
-  home=$base/elasticsearch-${ES_VERSION}
+  home=$(es_install "$base")
   conf=$base/config
   data=$base/data
   logs=$base/logs
-  java_home=$(ensure_java)
-  if [ ! -x "$home/bin/elasticsearch" ]; then
-    zip=$(es_fetch)
-    mkdir -p "$base"
-    rm -rf "$home"
-    unzip -q "$zip" -d "$base"
-  fi
-  ensure_user "$ES_USER"
-  mkdir -p "$conf/jvm.options.d" "$data" "$logs"
+  mkdir -p "$conf" "$data" "$logs"
   cp -n "$home"/config/* "$conf/" 2>/dev/null || true
   cat >"$conf/elasticsearch.yml" <<EOF
 cluster.name: cnpj-registry
@@ -173,12 +169,35 @@ xpack.ml.enabled: false
 action.destructive_requires_name: true
 indices.memory.index_buffer_size: 30%
 EOF
-  printf -- '-Xms%s\n-Xmx%s\n' "$ES_HEAP" "$ES_HEAP" >"$conf/jvm.options.d/heap.options"
-  chown -R "$ES_USER:" "$base"
-  log "starting Elasticsearch ${ES_VERSION} with Java at ${java_home}"
-  runuser -u "$ES_USER" -- env ES_JAVA_HOME="$java_home" ES_PATH_CONF="$conf" \
-    "$home/bin/elasticsearch" -d -p "$base/elasticsearch.pid" >/dev/null
+  es_start "$home" "$base" "$ES_HEAP" "$base/elasticsearch.pid"
   wait_for elasticsearch 180 es_answers || die "Elasticsearch did not answer; see $logs"
+}
+
+# The distribution, unpacked once under `base` (fetched with Maven the first time); prints its home.
+es_install() {
+  local base=$1 home zip
+  home=$base/elasticsearch-${ES_VERSION}
+  if [ ! -x "$home/bin/elasticsearch" ]; then
+    command -v unzip >/dev/null || apt_install unzip
+    zip=$(es_fetch)
+    mkdir -p "$base"
+    rm -rf "$home"
+    unzip -q "$zip" -d "$base"
+  fi
+  ensure_user "$ES_USER"
+  chown -R "$ES_USER:" "$home"
+  echo "$home"
+}
+
+es_start() { # home, node folder (config/, data/, logs/), heap, pid file
+  local home=$1 node=$2 heap=$3 pidfile=$4 java_home
+  java_home=$(ensure_java)
+  mkdir -p "$node/config/jvm.options.d"
+  printf -- '-Xms%s\n-Xmx%s\n' "$heap" "$heap" >"$node/config/jvm.options.d/heap.options"
+  chown -R "$ES_USER:" "$node"
+  log "starting Elasticsearch ${ES_VERSION} (${node}) with Java at ${java_home}"
+  runuser -u "$ES_USER" -- env ES_JAVA_HOME="$java_home" ES_PATH_CONF="$node/config" \
+    "$home/bin/elasticsearch" -d -p "$pidfile" >/dev/null
 }
 
 es_down() {
@@ -189,6 +208,97 @@ es_down() {
     kill "$(cat "$pidfile")"
     wait_for elasticsearch-stop 60 bash -c "! kill -0 $(cat "$pidfile")" || true
   fi
+}
+
+# ---------------------------------------------------------------- a two-node cluster
+# Two processes of the same distribution on loopback, beside the single node above: node 1
+# (HTTP 9201, transport 9301) is master-eligible and holds data, node 2 (9202, 9302) holds data
+# only. Losing node 2 leaves a yellow cluster that serves every read; a two-node cluster cannot
+# elect a master once its only master-eligible node is gone (docs/scaling.md).
+CLUSTER_HEAP=${CLUSTER_HEAP:-512m}
+cluster_http() { echo $((9200 + $1)); }
+cluster_urls() { echo "http://127.0.0.1:$(cluster_http 1),http://127.0.0.1:$(cluster_http 2)"; }
+cluster_node() { echo "$(service_base)/cluster/node-$1"; }
+cluster_answers() { curl -sf "http://127.0.0.1:$(cluster_http "$1")/_cluster/health" >/dev/null; }
+cluster_pid() { cat "$(cluster_node "$1")/node.pid" 2>/dev/null; }
+
+cluster_start() { # node number (1 or 2)
+  local n=$1 home node roles
+  cluster_answers "$n" && { log "cluster node $n already answers"; return; }
+  home=$(es_install "$(service_base)/elasticsearch")
+  node=$(cluster_node "$n")
+  roles='[master, data, ingest]'
+  [ "$n" = 1 ] || roles='[data, ingest]'
+  mkdir -p "$node/config" "$node/data" "$node/logs"
+  cp -n "$home"/config/* "$node/config/" 2>/dev/null || true
+  cat >"$node/config/elasticsearch.yml" <<EOF
+cluster.name: cnpj-registry-cluster
+node.name: node-$n
+node.roles: $roles
+network.host: 127.0.0.1
+http.port: $(cluster_http "$n")
+transport.port: $((9300 + n))
+discovery.seed_hosts: ["127.0.0.1:9301", "127.0.0.1:9302"]
+cluster.initial_master_nodes: ["node-1"]
+path.data: $node/data
+path.logs: $node/logs
+xpack.security.enabled: false
+xpack.ml.enabled: false
+action.destructive_requires_name: true
+EOF
+  es_start "$home" "$node" "$CLUSTER_HEAP" "$node/node.pid"
+}
+
+cluster_wait() { # node numbers
+  local n
+  for n in "$@"; do
+    wait_for "cluster node $n" 180 cluster_answers "$n" ||
+      die "cluster node $n did not answer; see $(cluster_node "$n")/logs"
+  done
+}
+
+cluster_stop() { # node number
+  local pid
+  pid=$(cluster_pid "$1") || return 0
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    log "stopping cluster node $1"
+    kill "$pid"
+    wait_for "cluster node $1 stop" 60 bash -c "! kill -0 $pid" || true
+  fi
+}
+
+cluster() {
+  local action=${1:-status} n=${2:-}
+  case "$action" in
+    up)
+      cluster_start 1
+      cluster_start 2
+      cluster_wait 1 2
+      wait_for "two nodes" 120 bash -c \
+        "curl -sf 'http://127.0.0.1:$(cluster_http 1)/_cluster/health?wait_for_nodes=2&timeout=1s' | grep -q '\"number_of_nodes\":2'" ||
+        die "the nodes did not form one cluster; see $(service_base)/cluster/node-*/logs"
+      cluster_urls
+      ;;
+    down)
+      cluster_stop 2
+      cluster_stop 1
+      ;;
+    start)
+      [ "$n" = 1 ] || [ "$n" = 2 ] || die "usage: $0 cluster start|stop|kill|pid 1|2"
+      cluster_start "$n"
+      cluster_wait "$n"
+      ;;
+    stop) cluster_stop "$n" ;;
+    kill) kill -9 "$(cluster_pid "$n")" ;;
+    pid) cluster_pid "$n" ;;
+    urls) cluster_urls ;;
+    status)
+      curl -sf "http://127.0.0.1:$(cluster_http 1)/_cat/nodes?h=name,node.role,heap.percent" ||
+        curl -sf "http://127.0.0.1:$(cluster_http 2)/_cat/nodes?h=name,node.role,heap.percent" ||
+        { echo "cluster down"; return 1; }
+      ;;
+    *) die "usage: $0 cluster up|down|status|urls, or cluster start|stop|kill|pid 1|2" ;;
+  esac
 }
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -332,6 +442,7 @@ main() {
       status
       ;;
     down)
+      cluster down
       es_down
       redis_down
       pg_down
@@ -339,7 +450,8 @@ main() {
     status) status ;;
     env) print_env ;;
     stop | start | pid) one "$1" "${2:-}" ;;
-    *) die "usage: $0 up|down|status|env, or stop|start|pid SERVICE" ;;
+    cluster) cluster "${2:-status}" "${3:-}" ;;
+    *) die "usage: $0 up|down|status|env, stop|start|pid SERVICE, or cluster ..." ;;
   esac
 }
 

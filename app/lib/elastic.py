@@ -35,10 +35,21 @@ class RawSerializer(MsgspecSerializer):
         return bytes(data)
 
 
+def nodes(url: str) -> list[str]:
+    """The node addresses of `ELASTICSEARCH_URL`: one URL, or several separated by commas (the
+    nodes of a cluster; each request goes to one, and to another when that one fails)."""
+    found = [part.strip() for part in url.split(",") if part.strip()]
+    if not found:
+        raise ValueError("no Elasticsearch address")
+    return found
+
+
 def create_client(url: str, timeout: float) -> AsyncElasticsearch:
-    """The app's client; every response `.body` is raw JSON bytes (see `RawSerializer`)."""
+    """The app's client; every response `.body` is raw JSON bytes (see `RawSerializer`).
+    `max_retries=1`: a request a node fails to answer (refused, reset) goes once to another
+    node, which keeps reads flowing while a cluster loses a node; a timeout is not retried."""
     return AsyncElasticsearch(
-        url,
+        nodes(url),
         request_timeout=timeout,
         max_retries=1,
         retry_on_timeout=False,

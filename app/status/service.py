@@ -65,6 +65,8 @@ async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:
 
 class _Health(msgspec.Struct):
     status: str
+    number_of_nodes: int = 1
+    unassigned_shards: int = 0
 
 
 class _Count(msgspec.Struct):
@@ -72,9 +74,14 @@ class _Count(msgspec.Struct):
 
 
 async def _elasticsearch(es: AsyncElasticsearch) -> str:
+    """`cluster green` (every shard copy allocated), or `cluster yellow` with the count of nodes
+    and of copies waiting for a node (every primary is served: reads go on); red is down."""
     health = msgspec.json.decode(body(await es.cluster.health()), type=_Health)
     if health.status == "red":
         raise RuntimeError("cluster health is red")
+    if health.status == "yellow":
+        nodes = f"{health.number_of_nodes} node" + ("s" if health.number_of_nodes != 1 else "")
+        return f"cluster yellow: {nodes}, {health.unassigned_shards} shard copies unassigned"
     return f"cluster {health.status}"
 
 
