@@ -37,7 +37,8 @@ class AuditState(msgspec.Struct, kw_only=True):
     pendentes: int
     """Rows waiting to be written."""
     perdidas: int
-    """Rows the database refused or that outlived an outage, since the process started."""
+    """Rows the database refused, or still unwritten when a stop outlasted an outage, since the
+    process started."""
     descartadas: int
     """Rows dropped because the queue was full, since the process started."""
 

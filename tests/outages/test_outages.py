@@ -273,11 +273,11 @@ def test_audit_writer_rides_out_short_postgresql_outage(make_key: MakeKey, datab
     assert _stored(database, key.key_id) == 30
 
 
-def test_audit_writer_gives_up_after_retries_and_counts_lost_rows(
+def test_audit_writer_rides_out_an_outage_longer_than_its_backoff(
     make_key: MakeKey, database: str
 ) -> None:
-    """An outage longer than the retries (0.1 + 0.5 + 1 + 2 + 5 s, about 8.6 s) loses the
-    batch, and says how many rows."""
+    """PostgreSQL away for longer than every growing delay together (0.1 + 0.5 + 1 + 2 + 5 s):
+    the writer keeps trying every 5 s, and writes every row once it is back."""
     key = make_key()
     delays = audit_writer.RETRY_DELAYS
 
@@ -292,13 +292,47 @@ def test_audit_writer_gives_up_after_retries_and_counts_lost_rows(
                 for row in _rows(key.key_id, 12):
                     writer.record(row)
                 await asyncio.sleep(sum(delays) + 4)
+                assert writer.lost == 0
             finally:
                 await asyncio.to_thread(service, "start", "postgresql")
             await writer.close()
             return writer
 
     writer = asyncio.run(scenario())
-    assert writer.lost == 12
+    assert writer.lost == 0
+    assert _stored(database, key.key_id) == 12
+
+
+def test_audit_writer_closing_with_postgresql_down_gives_up_in_bounded_time_and_counts(
+    make_key: MakeKey, database: str
+) -> None:
+    """A process told to stop while PostgreSQL is away waits for it `timeout` seconds, then
+    counts every row it could not write (the one in flight and the queued ones) as lost."""
+    key = make_key()
+
+    async def scenario() -> tuple[AuditWriter, float]:
+        async with AsyncConnectionPool(
+            database, min_size=1, max_size=2, timeout=0.5, kwargs={"autocommit": True}
+        ) as pool:
+            writer = AuditWriter(pool)
+            writer.start()
+            await asyncio.to_thread(service, "stop", "postgresql")
+            try:
+                for row in _rows(key.key_id, 12):
+                    writer.record(row)
+                await asyncio.sleep(1)
+                for row in _rows(key.key_id, 700):  # two more batches behind the first
+                    writer.record(row)
+                started = time.monotonic()
+                await writer.close(timeout=2)
+                took = time.monotonic() - started
+            finally:
+                await asyncio.to_thread(service, "start", "postgresql")
+            return writer, took
+
+    writer, took = asyncio.run(scenario())
+    assert writer.lost == 712
+    assert took < 10
     assert _stored(database, key.key_id) == 0
 
 
