@@ -8,6 +8,11 @@ again in PostgreSQL the credential the request was admitted with, so a revoked k
 by every process on its next request, with no extra round trip for anyone else. An entry is
 stored only if no change was seen while it was read, and lives at most `TTL` seconds (the bound
 for a change made behind the app's back, by SQL). The cache holds at most `SIZE` keys.
+
+While PostgreSQL cannot be read, an entry past its `TTL` still answers for up to `STALE_TTL`
+seconds (`stale`): keys that were working keep working through a database outage. Nothing is
+lost by it: a key cannot be revoked or changed while the database is away, and a change made
+before the outage bumped the epoch, which empties the cache, stale entries included.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import time
 from app.accounts.repository import Credencial
 
 TTL = 30.0
+STALE_TTL = 600.0
 SIZE = 10_000
 
 
 class CredentialCache:
-    def __init__(self, ttl: float = TTL, size: int = SIZE) -> None:
+    def __init__(self, ttl: float = TTL, size: int = SIZE, stale_ttl: float = STALE_TTL) -> None:
         self.ttl = ttl
         self.size = size
+        self.stale_ttl = stale_ttl
         self.epoch: int | None = None
         """The last epoch seen (None before the first request's window)."""
         self._entries: dict[str, tuple[Credencial, float]] = {}
@@ -33,10 +40,20 @@ class CredentialCache:
         if found is None:
             return None
         credential, stored_at = found
-        if time.monotonic() - stored_at > self.ttl:
-            del self._entries[key_id]
+        age = time.monotonic() - stored_at
+        if age > self.ttl:
+            if age > self.stale_ttl:
+                del self._entries[key_id]
             return None
         return credential
+
+    def stale(self, key_id: str) -> Credencial | None:
+        """The entry of `key_id` even past its `TTL` (up to `stale_ttl`): the answer while the
+        database cannot be read."""
+        found = self._entries.get(key_id)
+        if found is None or time.monotonic() - found[1] > self.stale_ttl:
+            return None
+        return found[0]
 
     def put(self, key_id: str, credential: Credencial, epoch: int | None) -> None:
         """Keeps `credential`, read while the epoch was `epoch`, unless a change was seen

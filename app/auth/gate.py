@@ -14,6 +14,7 @@ so a call is limited, metered and audited the same way whatever face it came thr
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl
 
@@ -39,6 +40,11 @@ from app.errors import (
     UnavailableError,
 )
 from app.ratelimit.limiter import Decision, RateLimiter, account_bucket, address_bucket
+
+KEYS_UNAVAILABLE = "O cadastro de chaves está indisponível; tente novamente."
+UNREADABLE = 1
+"""Seconds keys are not read from PostgreSQL after a read failed (so at most one call a second
+per process waits for the pool's timeout while PostgreSQL is away)."""
 
 log = logging.getLogger("app.auth")
 MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
@@ -108,6 +114,10 @@ class Gate:
         self.refused_limit = refused_limit
         self.trusted_proxies = trusted_proxies
         self.credentials = CredentialCache()
+        self._unreadable_until = 0.0
+        """Until when keys are not read from PostgreSQL after a failed read: the calls in
+        between are answered from the stale cache, or refused, at once instead of each waiting
+        for the pool's timeout."""
 
     def caller(self, scope: Scope) -> Caller:
         agent = Headers.from_scope(scope).get("user-agent", "")
@@ -170,21 +180,28 @@ class Gate:
         cached = found is not None
         if found is None:
             epoch = self.credentials.epoch
-            found = await self._read(key_id)
-            if found is not None:
-                self.credentials.put(key_id, found, epoch)
+            try:
+                found = await self._read(key_id)
+            except UnavailableError:
+                found = self.credentials.stale(key_id)
+                if found is None:
+                    raise
+                cached = True
+            else:
+                if found is not None:
+                    self.credentials.put(key_id, found, epoch)
         if found is None or not keys.matches(self.secret, key, found.hash):
             raise UnauthorizedError(INVALID)
         return found, cached
 
     async def _read(self, key_id: str) -> Credencial | None:
+        if time.monotonic() < self._unreadable_until:
+            raise UnavailableError(KEYS_UNAVAILABLE, headers={"Retry-After": "5"})
         try:
             return await self._find(key_id)
         except (psycopg.Error, PoolTimeout) as error:
-            raise UnavailableError(
-                "O cadastro de chaves está indisponível; tente novamente.",
-                headers={"Retry-After": "5"},
-            ) from error
+            self._unreadable_until = time.monotonic() + UNREADABLE
+            raise UnavailableError(KEYS_UNAVAILABLE, headers={"Retry-After": "5"}) from error
 
     async def _find(self, key_id: str) -> Credencial | None:
         """The key's credential. A connection broken by a PostgreSQL restart fails once: the

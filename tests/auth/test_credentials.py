@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import msgspec
 import pytest
+from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
+from app.accounts import keys
 from app.accounts.repository import Credencial
 from app.auth.credentials import CredentialCache
-from app.auth.gate import Gate
+from app.auth.gate import UNREADABLE, Gate
+from app.errors import UnavailableError
 from app.ratelimit.limiter import RateLimiter
 from tests.loopback import free_port
 
@@ -67,3 +71,55 @@ def test_revocation_with_redis_away_is_logged_not_raised(
     with caplog.at_level(logging.WARNING, logger="app.auth"):
         asyncio.run(scenario())
     assert "could not be bumped" in caplog.text
+
+
+def test_stale_entries_answer_past_their_ttl_until_a_change() -> None:
+    cache = CredentialCache(ttl=0.05, stale_ttl=60)
+    cache.observe(1)
+    cache.put("abcd1234", _credential(), 1)
+    asyncio.run(asyncio.sleep(0.06))
+    assert cache.get("abcd1234") is None, "past its TTL: read again"
+    assert cache.stale("abcd1234") == _credential(), "while it cannot be read"
+    cache.observe(2)
+    assert cache.stale("abcd1234") is None, "a change empties stale entries too"
+
+
+def test_keys_known_before_a_database_outage_keep_working_new_ones_refused_at_once() -> None:
+    """PostgreSQL unreachable (a pool on a closed port): a key whose cache entry is past its TTL
+    is answered from it; an unknown key gets 503 with `Retry-After`, and once one read failed
+    the next calls do not wait for the pool's timeout again."""
+    secret = b"s" * 32
+    known_id, known = keys.new_key()
+    _, unknown = keys.new_key()
+
+    async def scenario() -> tuple[Credencial, float, float]:
+        closed = f"postgresql://registry:registry@127.0.0.1:{free_port()}/registry"
+        pool = AsyncConnectionPool(closed, open=False, timeout=1)
+        await pool.open(wait=False)
+        gate = Gate(pool, None, None, secret)  # type: ignore[arg-type]
+        gate.credentials = CredentialCache(ttl=0.01)
+        gate.credentials.observe(1)
+        stored = msgspec.structs.replace(_credential(known_id), hash=keys.digest(secret, known))
+        gate.credentials.put(known_id, stored, 1)
+        await asyncio.sleep(0.02)
+        try:
+            found, cached = await gate._credential(known)
+            assert cached
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(UnavailableError) as refused:
+                await gate._credential(unknown)
+            fast = asyncio.get_running_loop().time() - started
+            assert refused.value.headers == {"Retry-After": "5"}
+            await asyncio.sleep(UNREADABLE + 0.1)
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(UnavailableError):
+                await gate._credential(unknown)
+            waited = asyncio.get_running_loop().time() - started
+        finally:
+            await pool.close()
+        return found, fast, waited
+
+    found, fast, waited = asyncio.run(scenario())
+    assert found.id == known_id
+    assert fast < 0.5, "refused without waiting for the pool"
+    assert waited >= 0.5, "after the pause, PostgreSQL is tried again (and waited for)"
