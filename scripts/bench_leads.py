@@ -29,54 +29,25 @@ import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
 
 from app.accounts import service as accounts  # noqa: E402
 from app.accounts.keys import check_secret  # noqa: E402
 from app.domain import codes  # noqa: E402
-from app.lib.migrate import migrate  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 from indexer import elastic  # noqa: E402
-from tests.loopback import free_port  # noqa: E402
+from scripts.scratch import drop_database, free_port, fresh_database  # noqa: E402
 
 ALIAS = "bench-leads"
 DATABASE = "registry_bench_leads"
 PLAN = "bench-leads"
 FILTERS = {"uf": ",".join(sorted(codes.UF_NOMES))}
 LGPD = {"confirmar_lgpd": True, "uso_responsavel": True}
-
-
-def _database_url(base: str) -> str:
-    return urlsplit(base)._replace(path=f"/{DATABASE}").geturl()
-
-
-def _drop_database(base: str) -> None:
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE))
-        )
-
-
-def _fresh_database(base: str) -> str:
-    _drop_database(base)
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    url = _database_url(base)
-    migrate(url)
-    with psycopg.connect(url) as conn:
-        conn.execute(
-            "INSERT INTO planos (nome, limite_por_minuto, leads_mes) VALUES (%s, 1000000, "
-            "100000000)",
-            (PLAN,),
-        )
-    return url
 
 
 def _key(database: str) -> str:
@@ -174,7 +145,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = get_settings()
     month = _month(args.out, args.establishments)
-    database = _fresh_database(settings.database_url)
+    database = fresh_database(settings.database_url, DATABASE, (PLAN, 1_000_000, 100_000_000))
     lots = Path(tempfile.mkdtemp(prefix="bench-lots-"))
     env = _env(database, lots)
     es = elastic.connect(settings.elasticsearch_url)
@@ -214,7 +185,7 @@ def main() -> None:
             server.wait(timeout=30)
         for info in elastic.list_indices(es, ALIAS):
             elastic.delete_release(es, info.name)
-        _drop_database(settings.database_url)
+        drop_database(settings.database_url, DATABASE)
         shutil.rmtree(lots, ignore_errors=True)
 
 

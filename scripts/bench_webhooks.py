@@ -30,24 +30,22 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
 import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
 
 from app.accounts import service as accounts  # noqa: E402
 from app.accounts.keys import check_secret  # noqa: E402
 from app.lib.elastic import body, create_client  # noqa: E402
-from app.lib.migrate import migrate  # noqa: E402
 from app.lookup.service import find_companies  # noqa: E402
 from app.monitoring import repository  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 from app.webhooks import signing  # noqa: E402
 from indexer import elastic  # noqa: E402
+from scripts.scratch import drop_database, fresh_database  # noqa: E402
 
 SAMPLE = ROOT / "fixtures" / "sample"
 DATABASE = "registry_bench_webhooks"
@@ -96,27 +94,7 @@ def receive(port: int, secrets_file: Path) -> None:
 # ---------------------------------------------------------------- setup
 
 
-def _database_url(base: str, name: str) -> str:
-    return urlsplit(base)._replace(path=f"/{name}").geturl()
-
-
-def _fresh_database(base: str) -> str:
-    _drop_database(base)
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    url = _database_url(base, DATABASE)
-    migrate(url)
-    return url
-
-
-def _drop_database(base: str) -> None:
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE))
-        )
-
-
-def _releases(workdir: Path) -> tuple[Path, Path]:
+def releases(workdir: Path) -> tuple[Path, Path]:
     """The sample, and a copy where every establishment's trade name changed."""
     first, second = workdir / "first", workdir / "second"
     shutil.copytree(SAMPLE, first)
@@ -143,22 +121,22 @@ def _load(path: Path, database: str) -> None:
     )  # fmt: skip
 
 
-async def _monitors(database: str, count: int, port: int) -> dict[str, str]:
-    """`count` monitors of one enterprise account over the release's establishments, with
-    their baselines; the secrets by receiver name."""
+async def make_monitors(database: str, count: int, port: int, alias: str = ALIAS) -> dict[str, str]:
+    """`count` monitors of one enterprise account over the establishments of `alias`, with
+    their baselines, delivering to the receiver on `port`; the secrets by receiver name."""
     settings = get_settings()
     secret = check_secret(settings.api_key_secret)
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
     try:
         response = await es.search(
-            index=ALIAS, size=10000, source=["cnpj"], query={"match_all": {}}
+            index=alias, size=10000, source=["cnpj"], query={"match_all": {}}
         )
         hits = msgspec.json.decode(body(response))["hits"]["hits"]
         numbers = sorted(hit["_source"]["cnpj"] for hit in hits)
         companies = []
         for start in range(0, len(numbers), 500):
-            companies += await find_companies(es, ALIAS, numbers[start : start + 500])
-        [live] = msgspec.json.decode(body(await es.indices.get_alias(name=ALIAS)))
+            companies += await find_companies(es, alias, numbers[start : start + 500])
+        [live] = msgspec.json.decode(body(await es.indices.get_alias(name=alias)))
     finally:
         await es.close()
     companies.sort(key=lambda company: company.cnpj)
@@ -184,14 +162,14 @@ async def _monitors(database: str, count: int, port: int) -> dict[str, str]:
     return found
 
 
-def _peak_rss_mib(pid: int) -> float:
+def peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
 
 
-def _stats(port: int) -> dict[str, Any]:
+def receiver_stats(port: int) -> dict[str, Any]:
     import httpx
 
     found: dict[str, Any] = httpx.get(f"http://127.0.0.1:{port}/stats", timeout=5).json()
@@ -228,18 +206,18 @@ def main() -> None:
     args = parser.parse_args()
     settings = get_settings()
     es = elastic.connect(settings.elasticsearch_url)
-    database = _fresh_database(settings.database_url)
+    database = fresh_database(settings.database_url, DATABASE)
     workdir = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
     processes: list[subprocess.Popen[bytes]] = []
     try:
-        first, second = _releases(workdir)
+        first, second = releases(workdir)
         _load(first, database)
         from socket import socket
 
         with socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        secrets = asyncio.run(_monitors(database, args.monitors, port))
+        secrets = asyncio.run(make_monitors(database, args.monitors, port))
         secrets_file = workdir / "secrets.json"
         secrets_file.write_text(json.dumps(secrets))
         receiver = subprocess.Popen(
@@ -258,13 +236,13 @@ def main() -> None:
         ]  # fmt: skip
         processes.extend(workers)
         _wait_checked(database, _live(es), 120)  # the first release: baselines agree, no event
-        assert _stats(port)["received"] == 0
+        assert receiver_stats(port)["received"] == 0
 
         print(f"monitors {args.monitors}, workers {args.workers} x concurrency {args.concurrency}")
         _load(second, database)
         published, checked = _wait_checked(database, _live(es), args.timeout)
         deadline = time.monotonic() + args.timeout
-        while (stats := _stats(port))["unique"] < args.monitors:
+        while (stats := receiver_stats(port))["unique"] < args.monitors:
             if time.monotonic() > deadline:
                 raise SystemExit(f"only {stats['unique']} of {args.monitors} within the timeout")
             time.sleep(0.2)
@@ -284,8 +262,8 @@ def main() -> None:
         print(f"delivery jobs {row[0]}, runs {row[1]} (a run beyond the first: postponed, "
               "its endpoint's share busy)")  # fmt: skip
         for n, worker in enumerate(workers):
-            print(f"worker {n} peak RSS: {_peak_rss_mib(worker.pid):.0f} MiB")
-        print(f"receiver peak RSS: {_peak_rss_mib(receiver.pid):.0f} MiB")
+            print(f"worker {n} peak RSS: {peak_rss_mib(worker.pid):.0f} MiB")
+        print(f"receiver peak RSS: {peak_rss_mib(receiver.pid):.0f} MiB")
     finally:
         for process in processes:
             process.terminate()
@@ -294,7 +272,7 @@ def main() -> None:
         for info in elastic.list_indices(es, ALIAS):
             elastic.delete_release(es, info.name)
         es.close()
-        _drop_database(settings.database_url)
+        drop_database(settings.database_url, DATABASE)
         shutil.rmtree(workdir, ignore_errors=True)
 
 

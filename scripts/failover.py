@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from indexer import elastic  # noqa: E402
 from scripts.loadgen import bench_key  # noqa: E402
+from scripts.scratch import free_port, wait_port  # noqa: E402
 
 SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
 ALIAS = "empresas_cluster"
@@ -294,16 +294,10 @@ async def drive(
     return Report(rate, reads.figures(), to_yellow, to_rejoin, seen, reads.failures)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def app_on(urls: str, alias: str) -> Iterator[str]:
     """`registry-api` (two workers) serving `alias` from the cluster's nodes; its address."""
-    port = _free_port()
+    port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="failover-app-", suffix=".log", delete=False)  # noqa: SIM115
     env = {**os.environ, "ELASTICSEARCH_URL": urls, "INDEX_ALIAS": alias, "FAST_LOOKUPS": "false"}
     process = subprocess.Popen(
@@ -312,15 +306,7 @@ def app_on(urls: str, alias: str) -> Iterator[str]:
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the app did not start; see {log.name}") from None
-                time.sleep(0.2)
+        wait_port(port, process, f"the app (log: {log.name})")
         yield url
     finally:
         process.terminate()
