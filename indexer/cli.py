@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import multiprocessing
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -107,7 +109,17 @@ def _bar() -> Bar:
     )
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM: the load's reader and builder processes stop at once (none writes again into
+    the index about to be deleted), then the load unwinds as on Ctrl-C."""
+    for child in multiprocessing.active_children():
+        child.terminate()
+    raise SystemExit(128 + signum)
+
+
 def _print_report(report: LoadReport) -> None:
+    for index in report.cleaned_up:
+        console.print(f"deleted {index}, left by a load killed before its end", markup=False)
     files = Table(title="Files read", title_justify="left")
     for column in ("file", "kind", "rows", "bad rows"):
         files.add_column(column, justify="right" if column in {"rows", "bad rows"} else "left")
@@ -214,6 +226,9 @@ def load(
         records_dir=records_dir if records else None,
     )
     es = elastic.connect(url)
+    # SIGTERM (a service manager stopping the load) ends it like Ctrl-C: the unfinished index
+    # is deleted and the live release stays as it was.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         with _bar() as bar:
             result = run(path, es, options, _BarProgress(bar))

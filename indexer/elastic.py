@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -57,14 +58,13 @@ def new_index_name(alias: str, now: dt.datetime | None = None) -> str:
 
 def create_index(
     es: Elasticsearch,
-    alias: str,
+    name: str,
     mapping: dict[str, Any],
     shards: int | None,
     meta: dict[str, Any] | None = None,
-) -> str:
-    """A new empty index with bulk-friendly settings (no refresh, no replicas); `meta` joins
-    the mapping's `_meta` (the release's month, for `indexer update`)."""
-    name = new_index_name(alias)
+) -> None:
+    """A new empty index `name` (`new_index_name`) with bulk-friendly settings (no refresh, no
+    replicas); `meta` joins the mapping's `_meta` (the release's month, for `indexer update`)."""
     settings = json.loads(json.dumps(mapping["settings"]))
     settings["index"].update(BULK_SETTINGS)
     if shards:
@@ -72,7 +72,6 @@ def create_index(
     mappings = {**mapping["mappings"], "_meta": {**mapping["mappings"].get("_meta", {}),
                                                   **(meta or {})}}  # fmt: skip
     es.indices.create(index=name, settings=settings, mappings=mappings)
-    return name
 
 
 def release_month(es: Elasticsearch, alias: str) -> str | None:
@@ -306,6 +305,26 @@ def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
         actions += _point(es, catalog_name(alias), catalog_name(index))[0]
     es.indices.update_aliases(actions=actions)
     return previous
+
+
+def unfinished(es: Elasticsearch, alias: str) -> list[str]:
+    """The indices of `alias` a load created and never published: a load killed before its end
+    (SIGKILL, a machine lost) leaves one, still with the bulk settings (no refresh), which a
+    published release never has (`restore_settings`). The indices the alias points at are never
+    among them."""
+    pattern = re.compile(re.escape(alias) + r"-\d{20}")
+    live = set(alias_targets(es, alias))
+    found = es.indices.get_settings(
+        index=f"{alias}-*", name="index.refresh_interval", allow_no_indices=True
+    ).body
+    return sorted(
+        name
+        for name, body in found.items()
+        if pattern.fullmatch(name)
+        and name not in live
+        and body["settings"].get("index", {}).get("refresh_interval")
+        == BULK_SETTINGS["refresh_interval"]
+    )
 
 
 def delete_release(es: Elasticsearch, index: str) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import datetime as dt
+import fcntl
 import multiprocessing
 import re
 import resource
@@ -82,6 +84,8 @@ class LoadReport(msgspec.Struct, kw_only=True):
     establishment files. Every record carries it; the index's `_meta` keeps it."""
     carregada_em: str | None = None
     """When the release was published (UTC, ISO 8601)."""
+    cleaned_up: list[str] = msgspec.field(default_factory=list)
+    """Indices of earlier loads of the alias that were killed before their end, deleted."""
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
@@ -139,6 +143,8 @@ class Options:
     month: str | None = None
     """The release's month (`YYYY-MM`), kept in the index's `_meta` (`indexer update` compares
     it with the source's newest)."""
+    lock_dir: Path | None = None
+    """Where the alias's load lock lives (None: the system's temporary folder)."""
 
 
 class Progress:
@@ -351,8 +357,45 @@ def _share(memory_limit: str, workers: int) -> str:
     return f"{max(megabytes(memory_limit) // max(workers, 1), 64)}MB"
 
 
+@contextlib.contextmanager
+def alias_lock(alias: str, directory: Path | None) -> Iterator[None]:
+    """One load of `alias` at a time on this machine; `LoadError` when another holds it."""
+    folder = directory or Path(tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"cnpj-indexer-{alias}.lock"
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as error:
+            raise elastic.LoadError(f"another load of {alias} is running ({path})") from error
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def clean_up(es: Elasticsearch, options: Options) -> list[str]:
+    """Deletes what loads of the alias killed before their end left behind (their indices and
+    record stores); the live release is never touched. Runs under the alias's lock."""
+    leftovers = elastic.unfinished(es, options.alias)
+    for index in leftovers:
+        elastic.delete_release(es, index)
+        if options.records_dir is not None:
+            records.delete(options.records_dir, index)
+    return leftovers
+
+
 def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
-    """Load the release at `path` into a new index; swap the alias when the count checks out."""
+    """Load the release at `path` into a new index; swap the alias when the count checks out.
+    One load per alias at a time; it first deletes what killed loads of the alias left."""
+    with alias_lock(options.alias, options.lock_dir):
+        cleaned = clean_up(es, options)
+        report = _run(path, es, options, progress)
+    report.cleaned_up = cleaned
+    return report
+
+
+def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
     started = time.perf_counter()
     clock = _Clock()
     megabytes(options.memory_limit)  # fail on a bad setting before anything is opened
@@ -382,7 +425,10 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
         meta: dict[str, str] = {"release_month": options.month} if options.month else {}
         if reference_date:
             meta["data_referencia"] = reference_date
-        index = elastic.create_index(es, options.alias, mapping, options.shards, meta)
+        # Named before it is created: an interruption while the request is on its way still
+        # knows which index to delete.
+        index = elastic.new_index_name(options.alias)
+        elastic.create_index(es, index, mapping, options.shards, meta)
         report = LoadReport(
             index=index,
             alias=options.alias,

@@ -1,0 +1,118 @@
+"""A load that does not reach its end: killed with the whole machine's abruptness (SIGKILL to
+its process group) it leaves the live release untouched and the next load of the alias deletes
+what it left; stopped with SIGTERM while its builders write it deletes its own index before it
+exits, and no builder writes (re-creating it) afterwards. One load of an alias at a time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from indexer import elastic
+from indexer.load import alias_lock
+from tests.conftest import ROOT, SAMPLE, Loader
+
+INDEXER = ROOT / ".venv" / "bin" / "indexer"
+
+
+@pytest.fixture(scope="module")
+def month(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated month large enough (30,000 establishments) to be interrupted mid-load."""
+    folder = tmp_path_factory.mktemp("interrupted") / "2026-10"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(folder),
+         "--establishments", "30000", "--parts", "2", "--seed", "3"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    return folder
+
+
+def _start_load(alias: str, release: Path, workdir: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [str(INDEXER), "load", str(release), "--alias", alias,
+         "--records-dir", str(workdir / "registros"), "--bad-rows", str(workdir / "bad.csv")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+
+
+def _wait_unfinished(es: Elasticsearch, alias: str, process: subprocess.Popen[bytes]) -> str:
+    """The index the running load is writing, once it exists."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = elastic.unfinished(es, alias)
+        if found:
+            return found[0]
+        assert process.poll() is None, "the load ended before it could be interrupted"
+        time.sleep(0.05)
+    raise AssertionError("the load never created its index")
+
+
+def _wait_writing(es: Elasticsearch, index: str, process: subprocess.Popen[bytes]) -> None:
+    """Returns once builders have sent documents into `index` (counted before any refresh)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        stats = es.indices.stats(index=index, metric="indexing")
+        if stats["_all"]["primaries"].get("indexing", {}).get("index_total", 0) > 0:
+            return
+        assert process.poll() is None, "the load ended before it could be interrupted"
+        time.sleep(0.02)
+    raise AssertionError("the load never wrote a document")
+
+
+def test_load_killed_leaves_live_release_and_next_load_cleans_up(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, month: Path, tmp_path: Path
+) -> None:
+    alias = new_alias()
+    load(SAMPLE, alias)
+    [live] = elastic.alias_targets(es, alias)
+    before = elastic.count(es, alias)
+    with _start_load(alias, month, tmp_path) as process:
+        leftover = _wait_unfinished(es, alias, process)
+        _wait_writing(es, leftover, process)
+        os.killpg(process.pid, signal.SIGKILL)
+    assert elastic.alias_targets(es, alias) == [live]
+    assert elastic.count(es, alias) == before
+    assert elastic.unfinished(es, alias) == [leftover]
+
+    report = load(SAMPLE, alias)
+    assert report.cleaned_up == [leftover]
+    assert not es.indices.exists(index=leftover)
+    assert report.live
+    assert elastic.alias_targets(es, alias) == [report.index]
+    assert elastic.unfinished(es, alias) == []
+
+
+def test_load_terminated_deletes_its_own_index(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, month: Path, tmp_path: Path
+) -> None:
+    alias = new_alias()
+    load(SAMPLE, alias)
+    [live] = elastic.alias_targets(es, alias)
+    with _start_load(alias, month, tmp_path) as process:
+        index = _wait_unfinished(es, alias, process)
+        _wait_writing(es, index, process)
+        process.send_signal(signal.SIGTERM)  # the load's process only, as `kill PID` does
+        assert process.wait(timeout=60) != 0
+    time.sleep(2)  # no builder left to write (and so re-create the index) after it exits
+    assert not es.indices.exists(index=index)
+    assert elastic.unfinished(es, alias) == []
+    assert elastic.alias_targets(es, alias) == [live]
+
+
+def test_second_load_of_an_alias_refused_while_one_runs(tmp_path: Path) -> None:
+    with (
+        alias_lock("some-alias", tmp_path),
+        pytest.raises(elastic.LoadError, match="another"),
+        alias_lock("some-alias", tmp_path),
+    ):
+        pass
+    with alias_lock("some-alias", tmp_path):  # released: the next one goes
+        pass
