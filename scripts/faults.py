@@ -232,7 +232,7 @@ def _p99(ordered: list[float]) -> float:
 # ---------------------------------------------------------------- probes
 
 
-async def _until(check: Callable[[], Awaitable[bool]], seconds: float) -> float | None:
+async def until(check: Callable[[], Awaitable[bool]], seconds: float) -> float | None:
     """Seconds until `check()` holds (None when it did not within `seconds`)."""
     started = time.monotonic()
     while time.monotonic() - started < seconds:
@@ -291,7 +291,7 @@ async def outage(traffic: Traffic, name: str, down: float, settle: float, probe_
         traffic.phase = f"{name} down"
         killed = time.monotonic()
         os.kill(int(service("pid", name)), signal.SIGKILL)
-        fault.seconds_to_status_down = await _until(
+        fault.seconds_to_status_down = await until(
             lambda: _down_in_status(session, traffic.url, name), 30
         )
         await asyncio.sleep(max(down - (time.monotonic() - killed), 0))
@@ -303,7 +303,7 @@ async def outage(traffic: Traffic, name: str, down: float, settle: float, probe_
             es.close()
         fault.seconds_to_return = round(time.monotonic() - restarted, 2)
         traffic.phase = f"{name} back"
-        fault.seconds_to_service = await _until(
+        fault.seconds_to_service = await until(
             lambda: _answers(session, traffic.url, probe_key, name), 60
         )
         await asyncio.sleep(settle)
@@ -357,19 +357,23 @@ def main() -> None:
 
 
 class Stack:
-    """The script's own database, alias, receiver, app and worker processes."""
+    """A database and an alias of their own, loaded with the sample, monitors over it
+    delivering to a receiver on loopback, the app and a worker (`scripts/reindex.py` uses it
+    too)."""
 
-    def __init__(self, monitors: int) -> None:
+    def __init__(self, monitors: int, database: str = DATABASE, alias: str = ALIAS) -> None:
         settings = get_settings()
         self.base_database = settings.database_url
+        self.database_name = database
+        self.alias = alias
         self.database = fresh_database(
-            settings.database_url, DATABASE, (PLAN, 100_000_000, 1_000_000)
+            settings.database_url, database, (PLAN, 100_000_000, 1_000_000)
         )
         self.workdir = Path(tempfile.mkdtemp(prefix="faults-"))
         self.es = elastic.connect(settings.elasticsearch_url)
         self.processes: list[subprocess.Popen[bytes]] = []
         self.env = {
-            **os.environ, "DATABASE_URL": self.database, "INDEX_ALIAS": ALIAS,
+            **os.environ, "DATABASE_URL": self.database, "INDEX_ALIAS": alias,
             "LOTS_DIR": str(self.workdir / "lotes"), "RECORDS_DIR": str(self.workdir / "registros"),
             "REDIS_PREFIX": "faults:", "REQUEST_TIMEOUT": "2", "HEALTH_TIMEOUT": "1",
             "WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8", "WEBHOOK_ALLOW_HTTP": "true",
@@ -379,7 +383,7 @@ class Stack:
         self.first, self.second = releases(self.workdir)
         self.load(self.first)
         self.port = free_port()
-        secrets = asyncio.run(make_monitors(self.database, monitors, self.port, alias=ALIAS))
+        secrets = asyncio.run(make_monitors(self.database, monitors, self.port, alias=alias))
         secrets_file = self.workdir / "secrets.json"
         secrets_file.write_text(json.dumps(secrets))
         self.receiver = self._start(
@@ -397,7 +401,7 @@ class Stack:
         self.worker = self.start_worker()
         self.key, self.key_id = asyncio.run(issue_key(self.database, "faults@example.com"))
         self.lots_key, _ = asyncio.run(issue_key(self.database, "faults-lots@example.com"))
-        hits = self.es.search(index=ALIAS, size=300, source=["cnpj", "razao_social"])
+        hits = self.es.search(index=alias, size=300, source=["cnpj", "razao_social"])
         self.cnpjs = [hit["_source"]["cnpj"] for hit in hits["hits"]["hits"]]
         self.words = sorted(
             {
@@ -408,11 +412,12 @@ class Stack:
             }
         ) or ["comercio"]
 
+    def load_command(self, release: Path) -> list[str]:
+        return [str(ROOT / ".venv" / "bin" / "indexer"), "load", "--alias", self.alias,
+                str(release)]  # fmt: skip
+
     def load(self, release: Path) -> None:
-        subprocess.run(
-            [str(ROOT / ".venv" / "bin" / "indexer"), "load", "--alias", ALIAS, str(release)],
-            env=self.env, check=True, capture_output=True,
-        )  # fmt: skip
+        subprocess.run(self.load_command(release), env=self.env, check=True, capture_output=True)
 
     def _start(self, command: list[str]) -> subprocess.Popen[bytes]:
         started = subprocess.Popen(
@@ -442,10 +447,10 @@ class Stack:
         return stats
 
     def remove(self) -> None:
-        for info in elastic.list_indices(self.es, ALIAS):
+        for info in elastic.list_indices(self.es, self.alias):
             elastic.delete_release(self.es, info.name)
         self.es.close()
-        drop_database(self.base_database, DATABASE)
+        drop_database(self.base_database, self.database_name)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -480,7 +485,7 @@ async def scenario(stack: Stack, traffic: Traffic, args: Options) -> Scenario:
     # The worker: a release with one event per monitor, killed once deliveries began.
     traffic.phase = "release, worker killed"
     await asyncio.to_thread(stack.load, stack.second)
-    await _until(lambda: _received(stack.port, 1), 120)
+    await until(lambda: received_at_least(stack.port, 1), 120)
     at_worker_kill = int((await asyncio.to_thread(stack.deliveries))["unique"])
     stack.worker.send_signal(signal.SIGKILL)
     await asyncio.to_thread(stack.worker.wait)
@@ -492,7 +497,7 @@ async def scenario(stack: Stack, traffic: Traffic, args: Options) -> Scenario:
     at_postgresql_kill = int((await asyncio.to_thread(stack.deliveries))["unique"])
     faults.append(await outage(traffic, "postgresql", args.down, args.settle, stack.lots_key))
     traffic.phase = "deliveries finish"
-    await _until(lambda: _received(stack.port, args.monitors), 600)
+    await until(lambda: received_at_least(stack.port, args.monitors), 600)
     done = await _lots_done(stack.database, lots, 120)
 
     # SIGTERM with requests in flight.
@@ -539,7 +544,7 @@ def run(args: Options) -> Report:
     )
 
 
-async def _received(port: int, count: int) -> bool:
+async def received_at_least(port: int, count: int) -> bool:
     stats = await asyncio.to_thread(receiver_stats, port)
     return int(stats["unique"]) >= count
 
@@ -571,7 +576,7 @@ async def _lots_done(database: str, ids: list[int], seconds: float) -> int:
     async def all_done() -> bool:
         return await count() == len(ids)
 
-    await _until(all_done, seconds)
+    await until(all_done, seconds)
     return await count()
 
 
