@@ -114,6 +114,8 @@ class Traffic:
     phase: str = "baseline"
     stopping: bool = False
     outcomes: list[Outcome] = field(default_factory=list)
+    samples: dict[str, list[str]] = field(default_factory=dict)
+    """Per phase and kind (`phase / kind`), the bodies of its first two answers other than 200."""
     _stop: bool = False
 
     def request(self, kind: str, rng: random.Random) -> tuple[str, str, bytes | None]:
@@ -164,6 +166,10 @@ class Traffic:
                 retry_after = response.headers.get("Retry-After", "").isdigit()
                 json_body = response.content_type == "application/json" and body[:1] == b"{"
                 shed = response.status == 503 and b"sobrecarregado" in body
+                if response.status != 200:
+                    sample = self.samples.setdefault(f"{phase} / {kind}", [])
+                    if len(sample) < 2:
+                        sample.append(f"{response.status} {body[:240].decode(errors='replace')}")
         except TimeoutError:
             outcome = "timeout"
         except aiohttp.ClientError as error:
@@ -272,6 +278,14 @@ async def _answers(session: aiohttp.ClientSession, url: str, key: str, name: str
         return False
 
 
+async def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 @dataclass
 class Fault:
     name: str
@@ -288,9 +302,15 @@ async def outage(traffic: Traffic, name: str, down: float, settle: float, probe_
     traffic's key's audit rows are the traffic's)."""
     fault = Fault(name)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=3)) as session:
-        traffic.phase = f"{name} down"
+        pid = int(service("pid", name))
+        # From the signal until the process is gone (milliseconds; longer for a large heap) a
+        # request may still be answered by the dependency it reached in time: that moment is
+        # a phase of its own, and the outage's starts once the process is gone.
+        traffic.phase = f"{name} killed"
         killed = time.monotonic()
-        os.kill(int(service("pid", name)), signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        await until(lambda: _gone(pid), 10)
+        traffic.phase = f"{name} down"
         fault.seconds_to_status_down = await until(
             lambda: _down_in_status(session, traffic.url, name), 30
         )
@@ -333,6 +353,8 @@ class Report:
     in_flight_at_stop_answered: str
     """Requests started before the SIGTERM and answered, of those started before it in the last
     second."""
+    samples: dict[str, list[str]] = field(default_factory=dict)
+    """The first answers other than 200 per phase and kind of request (status and body)."""
 
 
 def main() -> None:
@@ -541,6 +563,7 @@ def run(args: Options) -> Report:
         lots_asked=done.lots_asked,
         lots_done=done.lots_done,
         in_flight_at_stop_answered=in_flight,
+        samples=traffic.samples,
     )
 
 
@@ -609,6 +632,8 @@ def print_report(report: Report) -> None:
           f"when PostgreSQL was: {report.delivered_at_postgresql_kill}")  # fmt: skip
     print(f"lots done {report.lots_done} of {report.lots_asked}")
     print(f"in flight at the SIGTERM, answered: {report.in_flight_at_stop_answered}")
+    for where, bodies in report.samples.items():
+        print(f"  {where}: {bodies[0]}")
 
 
 if __name__ == "__main__":
