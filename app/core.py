@@ -42,6 +42,7 @@ from app.leads.routes import ROUTES as LEAD_ROUTES
 from app.lib.body import SafeRequest
 from app.lib.database import RECONNECT_WINDOW, connection_pool
 from app.lib.documented import DecimalAsNumber, document_errors, document_queries
+from app.lib.documented_bodies import document_bodies, document_cnpj_paths
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
 from app.lib.paging import Cursors
@@ -206,4 +207,6 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
     )
     document_errors(app)
     document_queries(app)
+    document_bodies(app)
+    document_cnpj_paths(app)
     return app

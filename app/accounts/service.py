@@ -62,15 +62,25 @@ class ChaveCriada(msgspec.Struct, kw_only=True):
     api_key: str
 
 
+Rede = Annotated[
+    str,
+    # documented only: `parse_allowlist` refuses anything else, naming the value
+    msgspec.Meta(extra_json_schema={"format": "ip-network", "maxLength": 43}),
+]
+"""A network (`203.0.113.0/24`, `2001:db8::/32`, no host bits set) or a single address: the
+custom format `ip-network`."""
+Redes = Annotated[list[Rede], msgspec.Meta(extra_json_schema={"maxItems": MAX_ALLOWLIST})]
+
+
 class Allowlist(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    allowlist: list[str]
+    allowlist: Redes
     """CIDRs (`203.0.113.0/24`, `2001:db8::/32`) or single addresses; empty clears it."""
 
 
 class NovaChave(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     rotulo: Label
     """Which environment, agent or system uses the key."""
-    allowlist: list[str] = []
+    allowlist: Redes = []
 
 
 def normal_email(email: str) -> str:

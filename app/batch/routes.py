@@ -8,11 +8,33 @@ from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from app.batch.service import CONSULTAR_LOTE, Lote, lookup_batch, parse_body
+from app.batch.service import CONSULTAR_LOTE, MAX_ITEMS, Lote, lookup_batch, parse_body
 from app.context import Backends
 from app.errors import ErrorBody
+from app.lib.documented_bodies import CNPJ_FORMAT
 from app.lib.operations import meter
 from app.lib.responses import json_response
+
+_CNPJS: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "format": CNPJ_FORMAT, "maxLength": 64},
+    "minItems": 1,
+    "maxItems": MAX_ITEMS,
+    "uniqueItems": True,
+}
+BODY_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        _CNPJS,
+        {
+            "type": "object",
+            "properties": {"cnpjs": _CNPJS},
+            "required": ["cnpjs"],
+            "additionalProperties": False,
+        },
+    ]
+}
+"""The body as the document shows it: any item is answered (an invalid one as `invalido`), but
+what a client sends is CNPJs."""
 
 
 @post(
@@ -36,6 +58,7 @@ from app.lib.responses import json_response
     },
     status_code=200,
     tags=["CNPJ"],
+    opt={"body_schema": BODY_SCHEMA},
 )
 async def batch_lookup(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]

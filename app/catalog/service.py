@@ -51,7 +51,9 @@ class BuscaCnae(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class BuscaCidade(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     query: Consulta
-    uf: Annotated[str, msgspec.Meta(max_length=8)] | None = None
+    uf: Annotated[str, msgspec.Meta(max_length=8, extra_json_schema={"enum": codes.UFS})] | None = (
+        None  # documented as the sigla; checked when read, naming the field
+    )
     limit: Limite = DEFAULT_LIMIT
 
 

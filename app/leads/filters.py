@@ -9,7 +9,7 @@ Situação defaults to `ativa`: a lead list is of companies that can buy.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -19,6 +19,7 @@ from app.domain.text import digits, tokens
 from app.errors import BadRequestError
 from app.leads import objective, score
 from app.leads.vocabulary import stem, vocabulary
+from app.lib.documented_bodies import any_of_fields
 from app.search import filters as f
 from app.search.categories import categories
 
@@ -71,6 +72,7 @@ Cnaes = Annotated[
             "dígitos (subclasse); pontuação opcional."
         ),
         examples=["5611201", "5611201,5611203", "4721-1/02"],
+        extra_json_schema={"pattern": f"^{f.CNAE_DIGITS}(,{f.CNAE_DIGITS}){{0,{MAX_CODES - 1}}}$"},
     ),
 ]
 Grupo = Annotated[
@@ -79,12 +81,13 @@ Grupo = Annotated[
         max_length=8,
         description="Divisão CNAE de dois dígitos (grupo de atividades).",
         examples=["56"],
+        extra_json_schema={"pattern": "^[0-9]{2}$"},  # documented only, as `f.Ufs`
     ),
 ]
 Ufs = Annotated[
     str,
     msgspec.Meta(max_length=f.MAX_LIST_TEXT, description="UF ou UFs separadas por vírgula.",
-                 examples=["PR", "SP,RJ"]),
+                 examples=["PR", "SP,RJ"], extra_json_schema={"pattern": f.UF_LIST}),
 ]  # fmt: skip
 Cidade = Annotated[
     str,
@@ -94,7 +97,6 @@ Cidade = Annotated[
         examples=["Curitiba", "4106902"],
     ),
 ]
-Lista = Annotated[str, msgspec.Meta(max_length=f.MAX_LIST_TEXT)]
 Capital = Annotated[float, msgspec.Meta(ge=0, lt=1e15)]
 Filtro = Annotated[
     str,
@@ -102,13 +104,20 @@ Filtro = Annotated[
         max_length=200,
         description="Filtros nomeados separados por vírgula: " + ", ".join(FILTROS_NOMEADOS) + ".",
         examples=["sem_email", "matriz,sem_mei"],
+        extra_json_schema={"pattern": f.list_pattern(list(FILTROS_NOMEADOS))},  # as `f.Ufs`
     ),
 ]
+
+
+ATIVIDADE_OU_LUGAR = ("objetivo", "segmento", "cnae", "cnae_grupo", "uf", "cidade")
 
 
 class FiltrosLead(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """Filtros de leads: informe ao menos uma atividade (objetivo, segmento, cnae, cnae_grupo)
     ou um lugar (uf, cidade)."""
+
+    __schema_rules__: ClassVar[dict[str, Any]] = any_of_fields(ATIVIDADE_OU_LUGAR)
+    """What the document adds to a body of these filters (`app.lib.documented_bodies`)."""
 
     objetivo: Objetivo | None = None
     segmento: Segmento | None = None
@@ -121,11 +130,12 @@ class FiltrosLead(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
     ) = None  # fmt: skip
     uf: Ufs | None = None
     cidade: Cidade | None = None
-    porte: Annotated[Lista, msgspec.Meta(description="ME, EPP, Demais (ou 01, 03, 05).")] | None = (
-        None
-    )
+    porte: (
+        Annotated[f.Portes, msgspec.Meta(description="ME, EPP, Demais (ou 01, 03, 05).")] | None
+    ) = None
     situacao: (
-        Annotated[Lista, msgspec.Meta(description="Padrão: ativa. Ou baixada, suspensa...")] | None
+        Annotated[f.Situacoes, msgspec.Meta(description="Padrão: ativa. Ou baixada, suspensa...")]
+        | None
     ) = None
     com_email: Annotated[bool, msgspec.Meta(description="Só com e-mail válido.")] | None = None
     com_telefone: Annotated[bool, msgspec.Meta(description="Só com telefone válido.")] | None = None

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -69,8 +69,19 @@ EVENT_DONE = "lote.concluido"
 EVENT_FAILED = "lote.falhou"
 
 
+CONFIRMED: dict[str, Any] = {"const": True}
+"""How the document shows a confirmation: false is refused with the terms to show the user (a
+400 that says what to confirm, not a type error), so only true is accepted."""
+
+
 class NovoLote(FiltrosLead, kw_only=True, forbid_unknown_fields=True):
     """Um lote pago de leads: os mesmos filtros, uma quantidade e um formato."""
+
+    __schema_rules__: ClassVar[dict[str, Any]] = {
+        **FiltrosLead.__schema_rules__,
+        "required": ["quantidade", "confirmar_lgpd", "uso_responsavel"],
+    }
+    """The document asks for both confirmations (`CONFIRMED`)."""
 
     quantidade: Annotated[
         int,
@@ -86,12 +97,16 @@ class NovoLote(FiltrosLead, kw_only=True, forbid_unknown_fields=True):
             description=(
                 "true: o usuário leu e aceita o uso responsável (LGPD): contato só B2B "
                 "pertinente, identificação, opt-out em todo contato."
-            )
+            ),
+            extra_json_schema=CONFIRMED,
         ),
     ] = False
     uso_responsavel: Annotated[
         bool,
-        msgspec.Meta(description="true: o usuário se compromete com o uso responsável."),
+        msgspec.Meta(
+            description="true: o usuário se compromete com o uso responsável.",
+            extra_json_schema=CONFIRMED,
+        ),
     ] = False
     webhook_url: Url | None = None
 

@@ -104,13 +104,16 @@ def _schema(raw: dict[str, Any], defs: dict[str, Any]) -> Schema:
     return Schema(**values)
 
 
-def query_parameters(kind: type[Any], names: tuple[str, ...]) -> list[Parameter]:
+def query_parameters(
+    kind: type[Any], names: tuple[str, ...], needed: tuple[str, ...] = ()
+) -> list[Parameter]:
     """The query parameters `names` of the Struct `kind` a route reads its query string into,
-    with the field's type, bounds, pattern, vocabulary and description."""
+    with the field's type, bounds, pattern, vocabulary and description; required when the
+    Struct requires them or they are in `needed` (the route requires them)."""
     _, defs = msgspec.json.schema_components((kind,), ref_template="#/$defs/{name}")
     struct = defs[kind.__name__]
     properties: dict[str, Any] = struct.get("properties", {})
-    required = set(struct.get("required", ()))
+    required = {*struct.get("required", ()), *needed}
     return [
         Parameter(
             name=name,
@@ -126,8 +129,9 @@ def query_parameters(kind: type[Any], names: tuple[str, ...]) -> list[Parameter]
 
 def document_queries(app: Litestar) -> None:
     """Writes the query parameters of the routes that read their query string into a Struct
-    (`opt["query_struct"]`, the names of `opt["query"]`) into the document, which Litestar
-    cannot see in their signatures."""
+    (`opt["query_struct"]`, the names of `opt["query"]`, required if in
+    `opt["query_required"]`) into the document, which Litestar cannot see in their
+    signatures."""
     openapi = app.openapi_schema
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):
@@ -136,7 +140,9 @@ def document_queries(app: Litestar) -> None:
             )
             if kind is None or not handler.include_in_schema:
                 continue
-            found = query_parameters(kind, tuple(handler.opt.get("query", ())))
+            found = query_parameters(
+                kind, tuple(handler.opt.get("query", ())), handler.opt.get("query_required", ())
+            )
             item = (openapi.paths or {}).get(route.path_format or route.path)
             operation = getattr(item, "get", None) if item is not None else None
             if operation is None:

@@ -12,6 +12,7 @@ from app.domain import cnpj
 from app.domain.record import Contato, Empresa, Registro
 from app.domain.stored import expand
 from app.errors import BadRequestError, NotFoundError
+from app.lib.documented_bodies import CNPJ_FORMAT
 from app.lib.elastic import body
 from app.lib.operations import Custo, Operacao
 from app.lookup.records import Stored
@@ -29,6 +30,8 @@ CnpjTexto = Annotated[
             "maiúsculas ou minúsculas."
         ),
         examples=["33683111000280", "33.683.111/0002-80", "12ABC34501DE35"],
+        # documented only: `parse_cnpj` refuses the rest with the reason
+        extra_json_schema={"format": CNPJ_FORMAT},
     ),
 ]
 

@@ -54,6 +54,8 @@ Url = Annotated[
         max_length=2048,
         description="URL https que recebe os eventos (POST assinado, Standard Webhooks).",
         examples=["https://exemplo.com.br/webhooks/cnpj"],
+        # documented only: the URL is checked (https, a public address) when it is saved
+        extra_json_schema={"format": "uri", "pattern": "^https://"},
     ),
 ]
 Descricao = Annotated[str, msgspec.Meta(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]

@@ -13,7 +13,7 @@ from app.lib.responses import json_response
 from app.search import filters as f
 from app.search.categories import Listed, listed
 from app.search.routes import RESPONSES, answer, query_filters
-from app.search.service import ACCEPTED, Modo
+from app.search.service import ACCEPTED, REQUIRED, Modo
 
 
 @get(
@@ -26,7 +26,11 @@ from app.search.service import ACCEPTED, Modo
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.CIDADES], "query_struct": f.Filtros},
+    opt={
+        "query": ACCEPTED[Modo.CIDADES],
+        "query_struct": f.Filtros,
+        "query_required": REQUIRED[Modo.CIDADES],
+    },
 )
 async def companies_by_city(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]

@@ -18,7 +18,7 @@ from app.domain.text import digits, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
-from app.search.categories import category_clause
+from app.search.categories import categories, category_clause
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -67,14 +67,50 @@ _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
 
 # Strings are bounded in the type: checked when the filters are decoded, before any
 # normalisation, so a long value costs nothing.
+# `extra_json_schema` is documentation only (the OpenAPI document, the agents' schemas): what a
+# client should send, narrower than what the checks below accept (names for UFs, punctuation
+# in codes...), which refuse the rest with a 400 naming the field and what it takes.
 Texto = Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]
+
+
+def list_pattern(values: list[str]) -> str:
+    """The pattern of a comma-separated list of `values`."""
+    one = f"({'|'.join(values)})"
+    return f"^{one}(,{one})*$"
+
+
+def documented(max_length: int, pattern: str) -> msgspec.Meta:
+    """A string's bound, and its pattern for the document only (see above)."""
+    return msgspec.Meta(max_length=max_length, extra_json_schema={"pattern": pattern})
+
+
+Nome = Annotated[str, documented(MAX_TEXT, "[0-9A-Za-z]")]
+"""A name or free text to search: at least one letter or digit."""
 Lista = Annotated[str, msgspec.Meta(max_length=MAX_LIST_TEXT)]
-Codigo = Annotated[str, msgspec.Meta(max_length=16)]
+UF_LIST = list_pattern(codes.UFS)
+Ufs = Annotated[str, documented(MAX_LIST_TEXT, UF_LIST)]
+_SITUACAO_NAMES = ["ativa", "baixada", "suspensa", "inapta", "nula", *codes.SITUACAO_CADASTRAL]
+Situacoes = Annotated[str, documented(MAX_LIST_TEXT, list_pattern(_SITUACAO_NAMES))]
+Portes = Annotated[
+    str, documented(MAX_LIST_TEXT, list_pattern(["me", "epp", "demais", *codes.PORTE]))
+]
+CNAE_DIGITS = "([0-9]{2,5}|[0-9]{7})"
+"""A CNAE code as the document shows it (2 to 5 or 7 digits)."""
+Cnae = Annotated[str, documented(16, f"^{CNAE_DIGITS}$")]
+Cep = Annotated[str, documented(16, "^[0-9]{1,8}$")]
+Ddd = Annotated[str, documented(8, "^[0-9]{2}$")]
+Natureza = Annotated[str, documented(8, "^[0-9]{4}$")]
 Curto = Annotated[str, msgspec.Meta(max_length=8)]
 Slug = Annotated[str, msgspec.Meta(max_length=64)]
-Telefone = Annotated[str, msgspec.Meta(max_length=32)]
-Email = Annotated[str, msgspec.Meta(max_length=320)]
-Municipio = Annotated[str, msgspec.Meta(max_length=100)]
+CategoriaSlug = Annotated[
+    str, msgspec.Meta(max_length=64, extra_json_schema={"enum": sorted(categories())})
+]
+_FACET = f"({'|'.join(FACETS)})"
+Facetas = Annotated[str, documented(64, f"^{_FACET}(,{_FACET})*$")]
+Telefone = Annotated[str, documented(32, "^([0-9]{2})?[0-9]{8,9}$")]
+Email = Annotated[str, documented(320, f"^{_EMAIL.pattern}$")]
+Municipio = Annotated[str, documented(100, "[0-9A-Za-z]")]
+"""A name (letters needed), or a Receita (4) or IBGE (7) code."""
 Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR)]
 RegimeFiltro = Annotated[
     str,
@@ -85,6 +121,7 @@ RegimeFiltro = Annotated[
             "lucro_arbitrado, imune, isenta (vários separados por vírgula: qualquer um deles)."
         ),
         examples=["lucro_presumido"],
+        extra_json_schema={"pattern": list_pattern(list(codes.REGIMES))},
     ),
 ]
 Capital = Annotated[float, msgspec.Meta(ge=0, lt=1e15)]
@@ -94,27 +131,27 @@ Limite = Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)]
 class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """Filters shared by `/search`, `/seek` and `/nome` (each takes the ones it documents)."""
 
-    q: Texto | None = None
+    q: Nome | None = None
     """Free text over legal name, trade name and partner names (`/search`)."""
-    nome: Texto | None = None
+    nome: Nome | None = None
     """Legal or trade name (`/seek`, `/nome`)."""
-    uf: Lista | None = None
-    cnae: Codigo | None = None
-    categoria: Slug | None = None
+    uf: Ufs | None = None
+    cnae: Cnae | None = None
+    categoria: CategoriaSlug | None = None
     """A category slug of `/seek/cidades` (`fixtures/reference/categorias-cnae.json`)."""
     cnae_secundario: bool | None = None
     telefone: Telefone | None = None
     email: Email | None = None
     municipio: Municipio | None = None
-    cep: Codigo | None = None
-    ddd: Curto | None = None
+    cep: Cep | None = None
+    ddd: Ddd | None = None
     capital_min: Capital | None = None
     capital_max: Capital | None = None
     abertura_de: dt.date | None = None
     abertura_ate: dt.date | None = None
-    porte: Lista | None = None
-    natureza: Curto | None = None
-    situacao: Lista | None = None
+    porte: Portes | None = None
+    natureza: Natureza | None = None
+    situacao: Situacoes | None = None
     matriz: bool | None = None
     simples: bool | None = None
     mei: bool | None = None
@@ -125,7 +162,7 @@ class Filtros(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_def
     com_telefone: bool | None = None
     limit: Limite = DEFAULT_LIMIT
     cursor: Cursor | None = None
-    facets: Slug | None = None
+    facets: Facetas | None = None
     """Comma-separated facet names: uf, cnae, municipio, situacao (first page only)."""
 
 

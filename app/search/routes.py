@@ -13,10 +13,11 @@ from app.context import Backends
 from app.errors import ErrorBody
 from app.lib import release
 from app.lib.body import single_values
+from app.lib.documented_bodies import any_of_fields
 from app.lib.operations import Custo, Operacao, meter
 from app.lib.responses import json_response
 from app.search import filters as f
-from app.search.service import ACCEPTED, Modo, Pagina, search
+from app.search.service import ACCEPTED, PAGING, REQUIRED, Modo, Pagina, search
 
 OPERATIONS = {
     Modo.SEARCH: Operacao("busca", Custo.BUSCA),
@@ -36,6 +37,13 @@ RESPONSES = {
         data_container=ErrorBody, generate_examples=False, description="The index is not available"
     ),
 }
+
+
+def body_opt(mode: Modo) -> dict[str, Any]:
+    """How the document shows a mode's JSON body: the fields it takes, a name or a filter."""
+    fields = ACCEPTED[mode]
+    needed = [name for name in fields if name not in PAGING]
+    return {"body_struct": f.Filtros, "body_fields": fields, "body_rules": any_of_fields(needed)}
 
 
 def query_filters(request: Request[Any, Any, Any]) -> f.Filtros:
@@ -92,6 +100,7 @@ async def search_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
+    opt=body_opt(Modo.SEARCH),
 )
 async def search_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -120,6 +129,7 @@ async def seek_get(
     responses=RESPONSES,
     tags=["Busca"],
     status_code=200,
+    opt=body_opt(Modo.SEEK),
 )
 async def seek_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -136,7 +146,11 @@ async def seek_post(
     ),
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.NOME], "query_struct": f.Filtros},
+    opt={
+        "query": ACCEPTED[Modo.NOME],
+        "query_struct": f.Filtros,
+        "query_required": REQUIRED[Modo.NOME],
+    },
 )
 async def by_name(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]

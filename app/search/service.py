@@ -29,7 +29,8 @@ TIMEOUT = "3s"
 FACET_SIZE = 30
 AFTER = tuple[float, str]
 """Sort values of a hit: its score and its CNPJ."""
-_PAGING = ("limit", "cursor", "facets")
+PAGING = ("limit", "cursor", "facets")
+"""The fields that page a search rather than filter it."""
 
 
 class Modo(StrEnum):
@@ -46,7 +47,7 @@ ACCEPTED: dict[Modo, tuple[str, ...]] = {
     Modo.CIDADES: ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "facets"),
 }
 """The fields each mode takes (the query-string routes refuse the others by name)."""
-_REQUIRED: dict[Modo, tuple[str, ...]] = {
+REQUIRED: dict[Modo, tuple[str, ...]] = {
     Modo.NOME: ("nome",),
     Modo.CIDADES: ("municipio", "categoria"),
 }
@@ -82,14 +83,14 @@ def _check_mode(filters: f.Filtros, mode: Modo) -> None:
             raise BadRequestError(
                 f"{name} não é aceito aqui: {hint}.", details={"campo": name, "aceitos": accepted}
             )
-    for name in _REQUIRED.get(mode, ()):
+    for name in REQUIRED.get(mode, ()):
         if getattr(filters, name) is None:
             raise f.bad(name, f"Informe {name}.")
 
 
 def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
     shown: dict[str, Any] = msgspec.to_builtins(filters)
-    for name in _PAGING:
+    for name in PAGING:
         shown.pop(name, None)
     if terms:
         shown["termos"] = terms

@@ -20,7 +20,15 @@ CONSULTAR_SINTEGRA = Operacao("consultar_sintegra", Custo.CONSULTA)
 class ConsultaSintegra(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     cnpj: CnpjTexto
     uf: (
-        Annotated[str, msgspec.Meta(max_length=8, description="Só a inscrição desta UF.")] | None
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=8,
+                description="Só a inscrição desta UF.",
+                extra_json_schema={"enum": UFS},  # documented only: `parse_uf` checks it
+            ),
+        ]
+        | None
     ) = None
 
 

@@ -19,7 +19,7 @@ from app.validation.service import VALIDAR_CNPJ, Validacao, validate
         "Checks length, characters and both check digits (numeric and alphanumeric CNPJs). "
         "Answers 200 with `valido` and, when not valid, the reason."
     ),
-    opt={"access": Access.ANONYMOUS},
+    opt={"access": Access.ANONYMOUS, "cnpj": "any"},
     security=TOKEN_OPTIONAL,
     tags=["CNPJ"],
 )

@@ -1,17 +1,22 @@
 """The OpenAPI document against the running service: Schemathesis generates requests from it
 (examples, boundary values, fuzzed values, stateful sequences) and checks every answer: no
 server error, a documented status, the documented content type, a body that conforms to its
-schema. A short run, deterministic; `scripts/contract.sh` runs the long one."""
+schema. A short run, deterministic; `scripts/contract.py` runs the long one. The document's
+custom formats come from `scripts/contract_formats.py`."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT, Server, new_key, serving
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from contract import hooks_env  # noqa: E402
 
 CHECKS = (
     "not_a_server_error,status_code_conformance,content_type_conformance,"
@@ -33,7 +38,7 @@ def run(server: Server, key: str, report: Path, *options: str) -> subprocess.Com
          "--checks", CHECKS, "--exclude-path-regex", AGENT, "--generation-deterministic",
          "--header", f"Authorization: Bearer {key}",
          "--report", "junit", "--report-junit-path", str(report), "--no-color", *options],
-        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False, env=hooks_env(),
     )  # fmt: skip
 
 
