@@ -31,6 +31,7 @@ from app.accounts import service  # noqa: E402
 from app.accounts.keys import check_secret  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 
+
 def hooks_env() -> dict[str, str]:
     """The environment that loads the document's custom formats (`contract_formats`)."""
     path = os.pathsep.join(filter(None, [str(ROOT / "scripts"), str(ROOT),

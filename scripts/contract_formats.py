@@ -51,6 +51,4 @@ def _networks() -> st.SearchStrategy[str]:
 
 
 schemathesis.openapi.format("cnpj", cnpjs())
-schemathesis.openapi.format(
-    "ip-network", st.one_of(st.ip_addresses().map(str), _networks())
-)
+schemathesis.openapi.format("ip-network", st.one_of(st.ip_addresses().map(str), _networks()))

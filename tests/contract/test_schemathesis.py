@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import ROOT, Server, new_key, serving
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from contract import hooks_env  # noqa: E402
+from contract import hooks_env
 
 CHECKS = (
     "not_a_server_error,status_code_conformance,content_type_conformance,"
