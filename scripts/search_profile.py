@@ -1,0 +1,118 @@
+"""Where a name search's time goes in Elasticsearch: the first pass of `/search` (the words as
+typed) sent alone, then again without each group of its clauses, one query at a time.
+
+    .venv/bin/python scripts/search_profile.py --alias bench [--queries 150]
+
+The queries are those of `scripts/bench_search.py --endpoint search` (names of the alias's own
+documents typed the sloppy ways of the evaluation). Each variant runs once to warm the caches,
+then once measured; prints Elasticsearch's `took` (mean, p50, p95, in ms) per variant and the
+hits the queries match (a name shared by thousands of establishments is scored thousands of
+times). Variants without a group are not searches the API makes: they show what each costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import random
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from elasticsearch import Elasticsearch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
+
+from bench_search import requests_for, sample_documents  # noqa: E402
+
+from app.domain.summary import SOURCE_FIELDS  # noqa: E402
+from app.search import filters as f  # noqa: E402
+from app.search.service import SORT, Etapa, Modo, build_query  # noqa: E402
+
+
+def _matches(query: dict[str, Any]) -> list[Any]:
+    """The clauses of which one must match (the name's fields), inside `query`."""
+    name = query["bool"]["must"][0]
+    clauses: list[Any] = name["bool"]["must"][0]["bool"]["should"]
+    return clauses
+
+
+def _without(word: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def change(query: dict[str, Any]) -> dict[str, Any]:
+        changed = copy.deepcopy(query)
+        name = changed["bool"]["must"][0]["bool"]["must"][0]["bool"]
+        name["should"] = [c for c in _matches(changed) if word not in str(c)]
+        return changed
+
+    return change
+
+
+def _no_ranking(query: dict[str, Any]) -> dict[str, Any]:
+    changed = copy.deepcopy(query)
+    changed["bool"]["must"][0]["bool"]["should"] = []
+    changed["bool"]["should"] = []
+    return changed
+
+
+VARIANTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "as typed (the API's first pass)": lambda query: query,
+    "without the ranking clauses": _no_ranking,
+    "without the prefix of the last word": _without("match_bool_prefix"),
+    "without the joined-words fields": _without("juntas"),
+    "without the sound keys": _without("busca.fonetica"),
+    "without the partner names": _without("busca.socios"),
+}
+
+
+def answer_total(es: Elasticsearch, alias: str, query: dict[str, Any]) -> int:
+    """The establishments `query` matches."""
+    total: int = es.count(index=alias, query=query)["count"]
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--es", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")
+    )
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--queries", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    es = Elasticsearch(args.es.split(",")[0], request_timeout=60)
+    documents = sample_documents(args.es.split(",")[0], args.alias, args.queries, args.seed)
+    queries = [
+        build_query(msgspec.convert(request, f.Filtros, strict=False), Modo.SEARCH, Etapa.EXATA)[0]
+        for request in requests_for("search", documents, random.Random(args.seed))
+    ]
+    took: dict[str, list[int]] = {name: [] for name in VARIANTS}
+    totals: list[int] = []
+    for measured in (False, True):
+        for query in queries:
+            for name, change in VARIANTS.items():
+                answer = es.search(
+                    index=args.alias, query=change(query), sort=SORT, size=21,
+                    source_includes=SOURCE_FIELDS, track_total_hits=True,
+                )  # fmt: skip
+                if measured:
+                    took[name].append(answer["took"])
+            if measured:
+                totals.append(answer_total(es, args.alias, query))
+    print(f"{len(queries)} queries on {args.alias}; Elasticsearch's took in ms")
+    for name, values in took.items():
+        values.sort()
+        print(f"{name:40} mean {statistics.mean(values):6.1f}  p50 {values[len(values) // 2]:4d}"
+              f"  p95 {values[int(len(values) * 0.95)]:4d}")  # fmt: skip
+    totals.sort()
+    print(f"hits per query: p50 {totals[len(totals) // 2]:,}, p95 "
+          f"{totals[int(len(totals) * 0.95)]:,}, max {totals[-1]:,}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
