@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from indexer import elastic  # noqa: E402
-from scripts.loadgen import bench_key  # noqa: E402
+from scripts.loadgen import bench_key, schedule_until  # noqa: E402
 from scripts.scratch import free_port, wait_port  # noqa: E402
 
 SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
@@ -145,23 +145,16 @@ class Reads:
         timeout = aiohttp.ClientTimeout(total=10)
         headers = {"Authorization": f"Bearer {self.key}"}
         async with aiohttp.ClientSession(headers=headers, timeout=timeout) as session:
-            tasks: set[asyncio.Task[None]] = set()
-            start = time.perf_counter()
-            n = 0
-            while not self._stop:
-                delay = start + n / self.rate - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+
+            async def request(n: int) -> None:
                 path = (
                     f"/v1/cnpj/{rng.choice(self.cnpjs)}"
                     if n % 2 == 0
                     else f"/search?q={rng.choice(self.words)}"
                 )
-                task = asyncio.create_task(self._one(session, path, self.phase))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                n += 1
-            await asyncio.gather(*tasks)
+                await self._one(session, path, self.phase)
+
+            await schedule_until(lambda: self._stop, self.rate, request)
 
     async def _one(self, session: aiohttp.ClientSession, path: str, phase: str) -> None:
         started = time.perf_counter()

@@ -55,6 +55,7 @@ from app.accounts.keys import check_secret  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 from indexer import elastic  # noqa: E402
 from scripts.bench_webhooks import make_monitors, receiver_stats, releases  # noqa: E402
+from scripts.loadgen import schedule_until  # noqa: E402
 from scripts.scratch import drop_database, free_port, fresh_database, wait_port  # noqa: E402
 
 SERVICES = ["bash", str(ROOT / "scripts" / "services.sh")]
@@ -139,19 +140,12 @@ class Traffic:
         }
         timeout = aiohttp.ClientTimeout(total=10)
         async with aiohttp.ClientSession(headers=headers, timeout=timeout) as session:
-            tasks: set[asyncio.Task[None]] = set()
-            start = time.perf_counter()
-            n = 0
-            while not self._stop:
-                delay = start + n / self.rate - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+
+            async def request(n: int) -> None:
                 kind = KINDS[n % len(KINDS)]
-                task = asyncio.create_task(self._one(session, kind, *self.request(kind, rng)))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                n += 1
-            await asyncio.gather(*tasks)
+                await self._one(session, kind, *self.request(kind, rng))
+
+            await schedule_until(lambda: self._stop, self.rate, request)
 
     async def _one(
         self, session: aiohttp.ClientSession, kind: str, method: str, path: str, data: bytes | None
@@ -315,6 +309,8 @@ async def outage(traffic: Traffic, name: str, down: float, settle: float, probe_
             lambda: _down_in_status(session, traffic.url, name), 30
         )
         await asyncio.sleep(max(down - (time.monotonic() - killed), 0))
+        # While it starts, a request may reach it already: a phase of its own too.
+        traffic.phase = f"{name} starting"
         restarted = time.monotonic()
         await asyncio.to_thread(service, "start", name)
         if name == "elasticsearch":

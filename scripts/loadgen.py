@@ -50,6 +50,27 @@ async def schedule(
     return time.perf_counter() - start
 
 
+async def schedule_until(
+    stopped: Callable[[], bool], rate: float, request: Callable[[int], Coroutine[Any, Any, None]]
+) -> int:
+    """Start `request(n)` for n = 0, 1... on a fixed schedule of `rate` per second until
+    `stopped()`, whatever the answers' latency; waits for those in flight and returns how many
+    were started."""
+    tasks: set[asyncio.Task[None]] = set()
+    start = time.perf_counter()
+    n = 0
+    while not stopped():
+        delay = start + n / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        task = asyncio.create_task(request(n))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        n += 1
+    await asyncio.gather(*tasks)
+    return n
+
+
 async def open_loop(
     make: MakeRequest,
     rate: float,
