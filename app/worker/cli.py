@@ -7,7 +7,9 @@ each job runs once at a time, and the jobs of a worker that dies are run again b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import time
 
 import psycopg
@@ -94,33 +96,55 @@ async def _run(concurrency: int) -> None:
 
 
 async def _work(backends: Backends, concurrency: int) -> None:
-    """Runs the queue's worker until a signal stops it. When the database goes away under it
-    (the queue's worker then stops with an error) it starts again, waiting longer each time
-    up to `RESTART_MAX` seconds, until the database answers; the jobs that were running are
-    run again by the stalled-job recovery. A broken pooled connection fails its query once
-    and is replaced, so nothing checks connections before each query."""
+    """Runs the queue's worker until SIGTERM or SIGINT stops it (the running jobs finish first).
+
+    When the database goes away under it, the queue's worker stops: with an error, or quietly
+    when its listener was the part that failed. Either way, unless a signal asked for the stop,
+    it starts again, waiting longer each time up to `RESTART_MAX` seconds, until the database
+    answers; the jobs that were running are run again by the stalled-job recovery. A broken
+    pooled connection fails its query once and is replaced, so nothing checks connections
+    before each query."""
     settings = backends.settings
+    stopping = asyncio.Event()
+    running: list[asyncio.Task[None]] = []
+
+    def stop() -> None:  # the queue's worker stops gracefully when its task is cancelled
+        stopping.set()
+        for task in running:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop)
     delay = 1.0
-    while True:
+    while not stopping.is_set():
         started = time.monotonic()
-        try:
-            await queue.run_worker_async(
+        task = asyncio.create_task(
+            queue.run_worker_async(
                 concurrency=concurrency,
                 update_heartbeat_interval=settings.worker_heartbeat,
                 stalled_worker_timeout=settings.worker_stalled_after,
                 additional_context={"backends": backends},
-                install_signal_handlers=True,
+                install_signal_handlers=False,
             )
-            return
+        )
+        running[:] = [task]
+        try:
+            await task
+            reason = "database unavailable (the queue's listener stopped)"
+        except asyncio.CancelledError:
+            if stopping.is_set():
+                return
+            raise
         except (ConnectorException, psycopg.OperationalError, PoolTimeout) as error:
-            if time.monotonic() - started > RESTART_MAX:
-                delay = 1.0
-            log.warning(
-                "database unavailable (%s): the worker starts again in %.0f s",
-                type(error).__name__,
-                delay,
-            )
-        await asyncio.sleep(delay)
+            reason = f"database unavailable ({type(error).__name__})"
+        if stopping.is_set():
+            return
+        if time.monotonic() - started > RESTART_MAX:
+            delay = 1.0
+        log.warning("%s: the worker starts again in %.0f s", reason, delay)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), delay)
         delay = min(delay * 2, RESTART_MAX)
 
 

@@ -1,6 +1,7 @@
 """Workers that die: a worker SIGKILLed in the middle of a delivery, one of two workers killed
-while they share a batch of deliveries, and a worker whose database restarts under it. No event
-is lost; an event delivered twice carries the same `webhook-id` both times."""
+while they share a batch of deliveries, a worker whose database restarts under it, and one whose
+listening connection cannot be opened again. No event is lost; an event delivered twice carries
+the same `webhook-id` both times."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from tests.conftest import ROOT, MakeKey, Server
 from tests.monitoring.conftest import age_baselines, create_monitor, force_change
@@ -141,6 +143,52 @@ def test_worker_rides_out_a_database_restart(
     finally:
         log = worker.stop(clean=False)
     assert "database unavailable" in log
+
+
+def test_worker_starts_again_when_its_listener_cannot_reconnect(
+    server: Server,
+    make_key: MakeKey,
+    receiver: Receiver,
+    database: str,
+    monitored_alias: str,
+) -> None:
+    """When the connection it listens on for new jobs breaks and a new one cannot be opened
+    (what a killed PostgreSQL does to an idle worker), the queue's worker stops without an
+    error; the process starts it again instead of exiting, and goes on delivering."""
+    key = make_key()
+    monitor = create_monitor(server, key, receiver, "escuta", SAMPLE_CNPJ)["monitor"]
+    worker = Worker(monitored_alias)
+    try:
+        until(lambda: _listeners(database) or None)
+        name = conninfo_to_dict(database)["dbname"]
+        maintenance = make_conninfo(database, dbname="postgres")
+        with psycopg.connect(maintenance, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+            try:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND query ILIKE 'LISTEN%%'",
+                    (name,),
+                )
+                until(lambda: "Stopped worker on" in worker.log() or None)  # the queue's
+            finally:
+                conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+        checked = until(lambda: _checked_after_restart(database, server, key, monitor["id"]))
+        [got] = receiver.wait("escuta", 1)
+        assert got.headers["webhook-id"] == checked["entrega_id"]
+        assert worker.process.poll() is None, worker.log()[-4000:]
+    finally:
+        log = worker.stop(clean=False)
+    assert "database unavailable (the queue's listener stopped)" in log
+
+
+def _listeners(database: str) -> int:
+    with psycopg.connect(database) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND query ILIKE 'LISTEN%'"
+        ).fetchone()
+    return row[0] if row else 0
 
 
 def _checked_after_restart(
