@@ -60,6 +60,7 @@ from app.settings import Settings, get_settings
 from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
+from app.web.profiles import ProfileCache
 from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES
 from app.web.sessions import Sessions
 from app.webhooks.delivery import Sender
@@ -107,7 +108,10 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         sender=Sender.of(settings), records=RecordStore(settings.records_dir, settings.index_alias),
     )  # fmt: skip
     sessions = Sessions(redis, settings.redis_prefix)
-    app.state.update(es=es, pool=pool, redis=redis, gate=gate, backends=backends, sessions=sessions)
+    app.state.update(
+        es=es, pool=pool, redis=redis, gate=gate, backends=backends, sessions=sessions,
+        perfis=ProfileCache(),
+    )  # fmt: skip
     audit.start()
     try:
         yield

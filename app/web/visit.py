@@ -18,6 +18,7 @@ from app.auth.access import Identity
 from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import ForbiddenError
+from app.web.profiles import ProfileCache
 from app.web.sessions import PRE_COOKIE, SESSION_COOKIE, TTL, Sessions, csrf_matches, csrf_token
 from app.web.sessions import new_token as _new_token
 
@@ -82,7 +83,7 @@ async def visit(request: Request[Any, Any, Any], backends: NamedDependency[Backe
     session = await sessions_of(request).find(token)
     perfil = None
     if session is not None and token is not None:
-        perfil = await profile(backends.pool, session.conta_id)
+        perfil = await cached_profile(request, backends.pool, session.conta_id)
     if perfil is not None and token is not None:
         return Visita(perfil, token, csrf_token(backends.secret, token), secure)
     pre = request.cookies.get(PRE_COOKIE)
@@ -92,6 +93,21 @@ async def visit(request: Request[Any, Any, Any], backends: NamedDependency[Backe
         visita.cookies.append(cookie(PRE_COOKIE, visita.cookie, secure, max_age=None))
     visita.csrf = csrf_token(backends.secret, visita.cookie)
     return visita
+
+
+async def cached_profile(
+    request: Request[Any, Any, Any], pool: AsyncConnectionPool, conta_id: int
+) -> Perfil | None:
+    """The account's profile, from this process's cache when it holds it (`app.web.profiles`)."""
+    cache: ProfileCache = request.app.state.perfis
+    gate: Gate = request.app.state.gate
+    epoch = gate.credentials.epoch
+    perfil = cache.get(conta_id, epoch)
+    if perfil is None:
+        perfil = await profile(pool, conta_id)
+        if perfil is not None:
+            cache.put(conta_id, perfil, epoch)
+    return perfil
 
 
 async def profile(pool: AsyncConnectionPool, conta_id: int) -> Perfil | None:
