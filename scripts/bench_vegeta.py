@@ -1,9 +1,14 @@
-"""Open-loop latency of `GET /v1/cnpj/{cnpj}` at a fixed rate with vegeta (a Go load generator:
-it costs the machine far less per request than a Python client, so the latency it reports is
-the server's rather than the client's), with per-status counts and percentiles.
+"""Open-loop latency of `GET /v1/cnpj/{cnpj}` (or of a search endpoint) at a fixed rate with
+vegeta (a Go load generator: it costs the machine far less per request than a Python client, so
+the latency it reports is the server's rather than the client's), with per-status counts and
+percentiles.
 
     .venv/bin/python scripts/bench_vegeta.py --url http://127.0.0.1:8000 [--alias empresas] \
-        [--rate 2000] [--seconds 20] [--vegeta vegeta]
+        [--endpoint lookup|search|nome|seek|busca] [--rate 2000] [--seconds 20] [--vegeta vegeta]
+
+The search endpoints send the query mix of `scripts/bench_search.py` (names typed the sloppy
+ways of the evaluation, combinations of filters; `busca` is the analyst page's own request,
+results with their facet counts, with a dashboard session), 2,000 queries in a shuffled order.
 
 vegeta is not a Debian package; with Go (1.22+) it installs from the Go module proxy:
 `GOBIN=$HOME/bin go install github.com/tsenart/vegeta/v12@v12.12.0`. Needs the services of
@@ -20,23 +25,38 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_api import sample_cnpjs  # noqa: E402
-from loadgen import bench_key  # noqa: E402
+from bench_search import PAGES, PATHS, requests_for, sample_documents  # noqa: E402
+from loadgen import bench_key, bench_session  # noqa: E402
 
 from app.settings import get_settings  # noqa: E402
 
 
-def _targets(url: str, numbers: list[str], key: str) -> Path:
+def _targets(addresses: list[str], headers: list[str]) -> Path:
+    """vegeta's targets file: one GET per address, each with `headers`."""
     handle = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)  # noqa: SIM115
-    for number in numbers:
-        handle.write(f"GET {url}/v1/cnpj/{number}\nAuthorization: Bearer {key}\n\n")
+    for address in addresses:
+        handle.write("\n".join([f"GET {address}", *headers]) + "\n\n")
     handle.close()
     return Path(handle.name)
+
+
+def _lookups(url: str, alias: str) -> list[str]:
+    numbers = sample_cnpjs(get_settings().elasticsearch_url, alias, 5000, seed=7)
+    numbers = numbers[: len(numbers) * 10 // 11]  # the records only, no 404s
+    return [f"{url}/v1/cnpj/{number}" for number in numbers]
+
+
+def _searches(url: str, alias: str, endpoint: str) -> list[str]:
+    documents = sample_documents(get_settings().elasticsearch_url, alias, 2000, seed=7)
+    made = requests_for(endpoint, documents, random.Random(7))
+    return [f"{url}{PATHS[endpoint]}?{urlencode(params)}" for params in made]
 
 
 def _summary(results: str) -> list[str]:
@@ -64,15 +84,27 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--vegeta", default="vegeta")
+    parser.add_argument("--connections", type=int, default=0, help="vegeta's -max-connections")
+    parser.add_argument(
+        "--endpoint", choices=["lookup", "search", "nome", "seek", "busca"], default="lookup"
+    )
     args = parser.parse_args()
-    numbers = sample_cnpjs(get_settings().elasticsearch_url, args.alias, 5000, seed=7)
-    numbers = numbers[: len(numbers) * 10 // 11]  # the records only, no 404s
-    random.Random(1).shuffle(numbers)
-    targets = _targets(args.url, numbers, bench_key())
+    if args.endpoint == "lookup":
+        addresses, path = _lookups(args.url, args.alias), "/v1/cnpj/{cnpj}"
+    else:
+        addresses, path = _searches(args.url, args.alias, args.endpoint), PATHS[args.endpoint]
+    random.Random(1).shuffle(addresses)
+    if args.endpoint in PAGES:
+        ((name, value),) = bench_session().items()
+        headers = [f"Cookie: {name}={value}", "HX-Request: true"]
+    else:
+        headers = [f"Authorization: Bearer {bench_key()}"]
+    targets = _targets(addresses, headers)
     try:
         attack = subprocess.run(
             [args.vegeta, "attack", f"-rate={args.rate}", f"-duration={args.seconds}s",
-             f"-targets={targets}", "-timeout=5s"],
+             f"-targets={targets}", "-timeout=5s",
+             *([f"-max-connections={args.connections}"] if args.connections else [])],
             capture_output=True, check=True,
         )  # fmt: skip
         encoded = subprocess.run(
@@ -81,7 +113,7 @@ def main() -> None:
         )  # fmt: skip
     finally:
         targets.unlink()
-    print(f"GET /v1/cnpj/{{cnpj}} at {args.rate} req/s for {args.seconds} s (vegeta, open loop)")
+    print(f"GET {path} at {args.rate} req/s for {args.seconds} s (vegeta, open loop)")
     for line in _summary(encoded.stdout.decode()):
         print(line)
 
