@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus
 
 import msgspec
 from litestar import Request, get
@@ -70,14 +70,25 @@ def facet_label(facet: str, value: str) -> str:
     return value
 
 
+def _pair(name: str, value: str) -> str:
+    """`name=value` as `urlencode` writes it."""
+    return f"{quote_plus(name)}={quote_plus(value)}"
+
+
 def linker(values: dict[str, str]) -> Callable[..., str]:
     """Addresses of this search with some filters changed (a facet picked, the next page): a
     changed filter starts again at the first page."""
 
+    encoded = {k: _pair(k, v) for k, v in values.items() if k != "cursor" and v}
+
     def link(**changes: str | None) -> str:
-        merged = {k: v for k, v in values.items() if k != "cursor"}
-        merged.update({k: v for k, v in changes.items() if v is not None})
-        query = urlencode({k: v for k, v in merged.items() if v})
+        pairs = dict(encoded)  # each value encoded once per page, not once per link
+        for k, v in changes.items():
+            if v:
+                pairs[k] = _pair(k, v)
+            elif v is not None:
+                pairs.pop(k, None)
+        query = "&".join(pairs.values())
         return f"/busca?{query}" if query else "/busca"
 
     return link
