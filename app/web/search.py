@@ -34,7 +34,7 @@ from app.related.service import BuscaRelacionadas, relacionadas
 from app.related.similar import BuscaSimilares, similares
 from app.search import filters as f
 from app.search.service import Modo, search
-from app.web.render import page, redirect
+from app.web.render import ficha, page, redirect
 from app.web.visit import Visita, draw, require_account
 
 FORM_FIELDS = (
@@ -204,7 +204,8 @@ async def company_page(
             extras[name] = None
         elif isinstance(value, BaseException):
             raise value
-    return page(request, visita, "empresa.html", empresa=msgspec.to_builtins(empresa), **extras)
+    dados = msgspec.to_builtins(empresa)
+    return page(request, visita, "empresa.html", empresa=dados, registro=ficha(dados), **extras)
 
 
 ROUTES = [search_page, cnae_options, city_options, company_page]
