@@ -2,16 +2,18 @@
 a separate process.
 
     .venv/bin/python scripts/bench_search.py --url http://127.0.0.1:8000 --alias empresas \
-        [--endpoint search|seek|nome|cnae|cidade|busca|busca-cnae] [--rate 50] [--seconds 30]
+        [--endpoint search|seek|nome|cnae|cidade|busca|busca-cnae|busca-empresa] [--rate 50] \
+        [--seconds 30]
 
 Open-loop load: requests start on a fixed schedule whatever the answers' latency. Queries are
 built from the alias's own documents: legal and trade names typed the sloppy ways of
 `scripts/search_eval.py` (accents, typos, reordered words, prefixes, a first letter spelled
 another way, `&` written `e`...) for `/search` and `/nome`; combinations of filters (UF, CNAE
 prefix, CEP prefix, municipality, share capital, opening date, porte, situação, with and
-without a name) for `/seek`; CNAE and city prefixes for the autocomplete endpoints. `busca` and
-`busca-cnae` are the analyst page's own requests (results with facets, as htmx asks for them;
-the CNAE autocomplete), sent with a dashboard session of the bench account. Prints the
+without a name) for `/seek`; CNAE and city prefixes for the autocomplete endpoints. `busca`,
+`busca-cnae` and `busca-empresa` are the analyst page's own requests (results with facets, as
+htmx asks for them; the CNAE autocomplete; the page of one of the alias's companies), sent with
+a dashboard session of the bench account. Prints the
 achieved rate, status counts and p50/p95/p99/max latency in milliseconds.
 """
 
@@ -42,10 +44,12 @@ PATHS = {
     "cidade": "/v1/search/cidade",
     "busca": "/busca",
     "busca-cnae": "/busca/cnaes",
+    "busca-empresa": "/busca/empresa/{cnpj}",
 }
-PAGES = {"busca", "busca-cnae"}
+PAGES = {"busca", "busca-cnae", "busca-empresa"}
 """The analyst's page: what its own requests ask (htmx: the results with their facet counts; the
-CNAE autocomplete), with a dashboard session instead of a key."""
+CNAE autocomplete; a company's page with its partners, related and similar companies), with a
+dashboard session instead of a key."""
 CNAE_TYPED = ["47", "4711", "56", "padaria", "comercio varej", "restaurante", "transporte",
               "construcao", "software", "consultoria", "86", "cabeleireiro", "farmac"]  # fmt: skip
 CITY_TYPED = ["sao", "sao pau", "rio de", "belo hor", "curitiba", "porto", "campinas",
@@ -65,6 +69,7 @@ def sample_documents(es_url: str, alias: str, count: int, seed: int) -> list[dic
             "endereco.cep",
             "endereco.municipio.codigo",
             "cnae_principal.codigo",
+            "cnpj",
         ],
     )
     return [hit["_source"] for hit in response["hits"]["hits"]]
@@ -103,6 +108,8 @@ def requests_for(
             made.append(rng.choice(options))
         elif endpoint == "cnae":
             made.append({"query": rng.choice(CNAE_TYPED)})
+        elif endpoint == "busca-empresa":
+            made.append({"cnpj": doc["cnpj"]})
         elif endpoint == "busca-cnae":
             made.append({"cnae": rng.choice([t for t in CNAE_TYPED if not t.isdigit()])})
         elif endpoint == "cidade":
@@ -136,7 +143,10 @@ def main() -> None:
     headers = {"HX-Request": "true"} if page else {}
 
     def make(session: aiohttp.ClientSession, rng: random.Random) -> Any:
-        return session.get(f"{args.url}{path}", params=rng.choice(params), headers=headers)
+        chosen = rng.choice(params)
+        if "{cnpj}" in path:  # the company's page: the CNPJ is in the path
+            return session.get(f"{args.url}{path.format(**chosen)}", headers=headers)
+        return session.get(f"{args.url}{path}", params=chosen, headers=headers)
 
     if page:
         asyncio.run(open_loop(make, args.rate, args.seconds, path, cookies=bench_session()))
