@@ -118,6 +118,12 @@ def load(es: Elasticsearch, tmp_path_factory: pytest.TempPathFactory) -> Loader:
     return run_load
 
 
+KEEP_ALIVE = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=1)
+"""Test clients drop an idle connection after 1 s, well before the server's 5 s: with equal
+timeouts, a request sent on a connection the server is closing at that moment fails with
+`RemoteProtocolError` (seen once, after a slow test left a module's client idle)."""
+
+
 @dataclass(frozen=True)
 class Issued:
     key: str
@@ -236,7 +242,9 @@ class Server:
         options.setdefault("headers", self.headers)
         options.setdefault("timeout", 10)
         if address:
-            options["transport"] = httpx.HTTPTransport(local_address=address)
+            options["transport"] = httpx.HTTPTransport(local_address=address, limits=KEEP_ALIVE)
+        else:
+            options.setdefault("limits", KEEP_ALIVE)
         return httpx.Client(base_url=self.url, **options)
 
     def log(self) -> str:
