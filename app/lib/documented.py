@@ -19,7 +19,7 @@ from litestar._openapi.schema_generation import SchemaCreator
 from litestar.enums import ParamType
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIType, Parameter, Schema
+from litestar.openapi.spec import OpenAPIType, Operation, Parameter, Schema
 from litestar.plugins import OpenAPISchemaPlugin
 from litestar.typing import FieldDefinition
 
@@ -127,29 +127,37 @@ def query_parameters(
     ]
 
 
+def operations(app: Litestar) -> list[tuple[HTTPRouteHandler, str, Operation]]:
+    """Every operation of the document with the handler that answers it and its method."""
+    openapi = app.openapi_schema
+    found: list[tuple[HTTPRouteHandler, str, Operation]] = []
+    for route in app.routes:
+        item = (openapi.paths or {}).get(route.path_format or route.path)
+        for handler in getattr(route, "route_handlers", ()):
+            if not isinstance(handler, HTTPRouteHandler) or not handler.include_in_schema:
+                continue
+            for method in handler.http_methods:
+                operation = getattr(item, method.lower(), None) if item is not None else None
+                if operation is not None:
+                    found.append((handler, method, operation))
+    return found
+
+
 def document_queries(app: Litestar) -> None:
     """Writes the query parameters of the routes that read their query string into a Struct
     (`opt["query_struct"]`, the names of `opt["query"]`, required if in
     `opt["query_required"]`) into the document, which Litestar cannot see in their
     signatures."""
-    openapi = app.openapi_schema
-    for route in app.routes:
-        for handler in getattr(route, "route_handlers", ()):
-            kind = (
-                handler.opt.get("query_struct") if isinstance(handler, HTTPRouteHandler) else None
-            )
-            if kind is None or not handler.include_in_schema:
-                continue
-            found = query_parameters(
-                kind, tuple(handler.opt.get("query", ())), handler.opt.get("query_required", ())
-            )
-            item = (openapi.paths or {}).get(route.path_format or route.path)
-            operation = getattr(item, "get", None) if item is not None else None
-            if operation is None:
-                continue
-            known = {getattr(p, "name", None) for p in operation.parameters or []}
-            operation.parameters = [*(operation.parameters or []),
-                                    *(p for p in found if p.name not in known)]  # fmt: skip
+    for handler, method, operation in operations(app):
+        kind = handler.opt.get("query_struct")
+        if kind is None or method != "GET":
+            continue
+        found = query_parameters(
+            kind, tuple(handler.opt.get("query", ())), handler.opt.get("query_required", ())
+        )
+        known = {getattr(p, "name", None) for p in operation.parameters or []}
+        operation.parameters = [*(operation.parameters or []),
+                                *(p for p in found if p.name not in known)]  # fmt: skip
 
 
 class DecimalAsNumber(OpenAPISchemaPlugin):

@@ -26,11 +26,12 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import (
     OpenAPIMediaType,
     OpenAPIType,
-    Operation,
     Parameter,
     RequestBody,
     Schema,
 )
+
+from app.lib.documented import operations
 
 CNPJ_PATTERN = r"^[0-9A-Za-z]{2}\.?[0-9A-Za-z]{3}\.?[0-9A-Za-z]{3}/?[0-9A-Za-z]{4}-?[0-9]{2}$"
 CNPJ_FORMAT = "cnpj"
@@ -116,24 +117,9 @@ def _body_struct(handler: HTTPRouteHandler) -> type[Any] | None:
     return kind if isinstance(kind, type) and issubclass(kind, msgspec.Struct) else None
 
 
-def _operations(app: Litestar) -> list[tuple[HTTPRouteHandler, Operation]]:
-    openapi = app.openapi_schema
-    found = []
-    for route in app.routes:
-        item = (openapi.paths or {}).get(route.path_format or route.path)
-        for handler in getattr(route, "route_handlers", ()):
-            if not isinstance(handler, HTTPRouteHandler) or not handler.include_in_schema:
-                continue
-            for method in handler.http_methods:
-                operation = getattr(item, method.lower(), None) if item is not None else None
-                if operation is not None:
-                    found.append((handler, operation))
-    return found
-
-
 def document_bodies(app: Litestar) -> None:
     """Writes each JSON body's schema (see the module)."""
-    for handler, operation in _operations(app):
+    for handler, _, operation in operations(app):
         kind = _body_struct(handler)
         if kind is not None:
             raw = body_schema(kind, handler.opt.get("body_fields"), handler.opt.get("body_rules"))
@@ -150,7 +136,7 @@ def document_bodies(app: Litestar) -> None:
 
 def document_cnpj_paths(app: Litestar) -> None:
     """Documents the checked CNPJ of each path with `CNPJ_SCHEMA`."""
-    for handler, operation in _operations(app):
+    for handler, _, operation in operations(app):
         if handler.opt.get("cnpj") == "any":
             continue
         for parameter in operation.parameters or ():
