@@ -4,8 +4,9 @@ one, so signing out takes effect at once.
 
 The app never changes an account's plan or role; an operator who does (by SQL) sees it within
 `TTL` seconds, the bound the API keys' credentials keep (`app.auth.credentials`). An entry
-belongs to the credentials' epoch it was read in: a bump (`registry-api` commands, a key revoked)
-empties it in every process on its next request, as it empties their credential caches."""
+belongs to the credentials' epoch it was read in: a bump (a key revoked or its allowlist changed,
+`registry-admin create-admin-key --replace`) empties it in every process on its next window
+check, as it empties their credential caches."""
 
 from __future__ import annotations
 
