@@ -4,7 +4,6 @@ record as nested HTML lists."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litestar import Request
@@ -75,20 +74,20 @@ def texts(form: dict[str, Any], name: str) -> list[str]:
 
 
 def ficha(valor: Any) -> Markup:
-    """A record as nested HTML lists: a mapping as `<dl>` (its empty fields left out, `_` in
-    names read as spaces), a list as `<ol>`, anything else as its escaped text. Written in
+    """A record as nested HTML lists: a dict as `<dl>` (its empty fields left out, `_` in
+    names read as spaces), a list or tuple as `<ol>`, anything else as its escaped text. Written in
     Python because a full record is a hundred-odd nested values: a recursive template macro
     was most of the company page's rendering time."""
     # Every piece put into the Markup below is escaped (`escape`) or is itself made here:
     # formatting with Markup's own `format` would escape the same way four times slower.
-    if isinstance(valor, Mapping):
+    if isinstance(valor, dict):  # concrete types: the record is `msgspec.to_builtins`' output
         itens = "".join(
             f"<dt>{escape(str(chave).replace('_', ' '))}</dt><dd>{ficha(item)}</dd>"
             for chave, item in valor.items()
             if item not in _VAZIOS
         )
         return Markup(f'<dl class="ficha">{itens}</dl>')  # noqa: S704
-    if isinstance(valor, Sequence) and not isinstance(valor, str):
+    if isinstance(valor, list | tuple):
         itens = "".join(f"<li>{ficha(item)}</li>" for item in valor)
         return Markup(f"<ol>{itens}</ol>")  # noqa: S704
     return escape(valor)
