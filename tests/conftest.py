@@ -18,24 +18,29 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import psycopg
 import pytest
 from elasticsearch import Elasticsearch
 from hypothesis import settings
+from redis.asyncio import Redis
 
 from app.accounts import service
 from app.accounts.keys import check_secret
 from app.lib.migrate import migrate
+from app.ratelimit.limiter import epoch_key
 from app.settings import get_settings
+from app.web.sessions import Sessions
 from indexer import elastic
 from indexer.load import LoadReport, Options, Progress, run
 from tests.loopback import free_port
+
+T = TypeVar("T")
 
 pytest_plugins = ["tests.peers"]
 """Shared fixtures of peers (the webhook receiver)."""
@@ -246,6 +251,28 @@ class Server:
         else:
             options.setdefault("limits", KEEP_ALIVE)
         return httpx.Client(base_url=self.url, **options)
+
+    def open_session(self, conta_id: int) -> str:
+        """A dashboard session of the account, opened as the sign-in page opens one; its
+        token (the cookie's value)."""
+        return asyncio.run(
+            self._redis(lambda redis: Sessions(redis, self.redis_prefix).open(conta_id))
+        )
+
+    def close_session(self, token: str) -> None:
+        """Signs the session out, as the sign-out form does."""
+        asyncio.run(self._redis(lambda redis: Sessions(redis, self.redis_prefix).close(token)))
+
+    def bump_epoch(self) -> None:
+        """Bumps the credentials' epoch in this server's Redis (a key revoked does the same)."""
+        asyncio.run(self._redis(lambda redis: redis.incr(epoch_key(self.redis_prefix))))
+
+    async def _redis(self, command: Callable[[Redis], Awaitable[T]]) -> T:
+        redis = Redis.from_url(get_settings().redis_url)
+        try:
+            return await command(redis)
+        finally:
+            await redis.aclose()
 
     def log(self) -> str:
         return Path(self.log_file.name).read_text(encoding="utf-8", errors="replace")

@@ -4,20 +4,16 @@ epoch is bumped; signing out is never cached."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import psycopg
 import pytest
-from redis.asyncio import Redis
 
 from app.accounts.repository import Perfil
-from app.ratelimit.limiter import epoch_key
-from app.settings import get_settings
 from app.web.profiles import ProfileCache
-from app.web.sessions import SESSION_COOKIE, Sessions
+from app.web.sessions import SESSION_COOKIE
 from tests.conftest import Server, migrated, new_key, serving
 
 OTHER_PLAN = "teste-perfil-outro"
@@ -58,19 +54,6 @@ def one_worker(sample_alias: str) -> Iterator[Server]:
         yield server
 
 
-def _redis_call(server: Server, call: str, conta_id: int = 0) -> str:
-    async def run() -> str:
-        redis = Redis.from_url(get_settings().redis_url)
-        try:
-            if call == "session":
-                return await Sessions(redis, server.redis_prefix).open(conta_id)
-            return str(await redis.incr(epoch_key(server.redis_prefix)))
-        finally:
-            await redis.aclose()
-
-    return asyncio.run(run())
-
-
 def test_plan_changed_by_sql_shows_after_the_epoch_bump(one_worker: Server) -> None:
     with psycopg.connect(migrated()) as conn:
         conn.execute(
@@ -79,7 +62,7 @@ def test_plan_changed_by_sql_shows_after_the_epoch_bump(one_worker: Server) -> N
             (OTHER_PLAN,),
         )
     issued = new_key()
-    cookies = {SESSION_COOKIE: _redis_call(one_worker, "session", issued.conta_id)}
+    cookies = {SESSION_COOKIE: one_worker.open_session(issued.conta_id)}
     with one_worker.client(headers=issued.headers) as api:
         assert api.get(f"/v1/cnpj/{CNPJ_SAMPLE}").status_code == 200  # the epoch is seen
     with one_worker.client(cookies=cookies) as page:
@@ -91,7 +74,7 @@ def test_plan_changed_by_sql_shows_after_the_epoch_bump(one_worker: Server) -> N
                 "UPDATE contas SET plano = %s WHERE id = %s", (OTHER_PLAN, issued.conta_id)
             )
         assert OTHER_PLAN not in page.get("/painel").text  # the cached profile
-        _redis_call(one_worker, "epoch")
+        one_worker.bump_epoch()
         with one_worker.client(headers=issued.headers) as api:  # a window check sees the bump
             assert api.get(f"/v1/cnpj/{CNPJ_SAMPLE}").status_code == 200
         after = page.get("/painel")
@@ -101,20 +84,12 @@ def test_plan_changed_by_sql_shows_after_the_epoch_bump(one_worker: Server) -> N
 
 def test_signing_out_is_not_cached(one_worker: Server) -> None:
     issued = new_key()
-    token = _redis_call(one_worker, "session", issued.conta_id)
+    token = one_worker.open_session(issued.conta_id)
     with one_worker.client(headers=issued.headers) as api:
         assert api.get(f"/v1/cnpj/{CNPJ_SAMPLE}").status_code == 200
     with one_worker.client(cookies={SESSION_COOKIE: token}) as page:
         assert page.get("/painel").status_code == 200  # cached now
-
-    async def close() -> None:
-        redis = Redis.from_url(get_settings().redis_url)
-        try:
-            await Sessions(redis, one_worker.redis_prefix).close(token)
-        finally:
-            await redis.aclose()
-
-    asyncio.run(close())
+    one_worker.close_session(token)
     with one_worker.client(cookies={SESSION_COOKIE: token}) as page:
         answer = page.get("/painel")
         assert answer.status_code in (302, 303)

@@ -4,7 +4,6 @@ over."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -12,10 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from redis.asyncio import Redis
 
-from app.settings import get_settings
-from app.web.sessions import SESSION_COOKIE, Sessions
+from app.web.sessions import SESSION_COOKIE
 from tests.conftest import SERPRO, MakeKey, Server, serving
 
 
@@ -91,24 +88,11 @@ def test_searches_refused_past_their_own_limit_while_lookups_served(
             assert client.get(path, params=params).status_code == 200
 
 
-def _session(server: Server, conta_id: int) -> str:
-    """A dashboard session of the account, opened as the sign-in page opens one."""
-
-    async def open_one() -> str:
-        redis = Redis.from_url(get_settings().redis_url)
-        try:
-            return await Sessions(redis, server.redis_prefix).open(conta_id)
-        finally:
-            await redis.aclose()
-
-    return asyncio.run(open_one())
-
-
 def test_the_search_page_refused_as_a_page_fragment(
     narrow_searches: Server, make_key: MakeKey
 ) -> None:
     """The analyst's page counts as a search; its refusal is HTML that htmx shows in place."""
-    cookies = {SESSION_COOKIE: _session(narrow_searches, make_key().conta_id)}
+    cookies = {SESSION_COOKIE: narrow_searches.open_session(make_key().conta_id)}
 
     def call(_: int) -> httpx.Response:
         with narrow_searches.client(headers={"HX-Request": "true"}, cookies=cookies) as client:
