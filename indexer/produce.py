@@ -131,6 +131,8 @@ class _Worker:
             room = MAX_ERRORS - len(result.outcome.errors)
             result.outcome.merge(outcome, room)
         result.missing = Counter(self.refs.missing)
+        if self.store is not None:
+            self.store.release()
         return result
 
     def close(self) -> None:

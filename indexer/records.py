@@ -78,10 +78,16 @@ def save_dictionary(directory: Path, index: str, dictionary: bytes | None) -> No
 
 
 class Writer:
-    """A builder process's handle on the release's store: compresses and writes its batches."""
+    """A builder process's handle on the release's store: compresses and writes its batches.
+
+    The store is mapped while a bucket is written and unmapped after it (`release`): the pages
+    a writer reads to find where its keys go would otherwise stay in its resident memory, and
+    they grow with the store (`docs/indexer.md`, "Figures")."""
 
     def __init__(self, directory: Path, index: str, dictionary: bytes | None) -> None:
-        self.env = open_writer(directory, index)
+        self.directory = directory
+        self.index = index
+        self.env: lmdb.Environment | None = None
         trained = zstandard.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self.compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=trained)
 
@@ -89,11 +95,19 @@ class Writer:
         """One transaction of indexed documents by CNPJ, in key order (fewer page splits)."""
         compress = self.compressor.compress
         rows = sorted((key.encode(), compress(pack(body))) for key, body in items)
+        if self.env is None:
+            self.env = open_writer(self.directory, self.index)
         with self.env.begin(write=True) as txn:
             txn.cursor().putmulti(rows)
 
+    def release(self) -> None:
+        """Unmaps the store (the next write maps it again); its pages stay in the page cache."""
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+
     def close(self) -> None:
-        self.env.close()
+        self.release()
 
 
 def finish(directory: Path, index: str) -> int:

@@ -224,3 +224,43 @@ def test_store_of_plain_json_or_without_dictionary_still_read(
     finally:
         old.close()
         live.close()
+
+
+def _mapped(path: Path) -> bool:
+    """Whether this process maps `path` (its memory map lists the file)."""
+    return str(path) in Path("/proc/self/maps").read_text()
+
+
+def test_writer_unmaps_the_store_between_buckets(
+    stored_alias: str, store: Path, tmp_path: Path
+) -> None:
+    """A builder maps the store while it writes a bucket and not after (`Writer.release`), so
+    the pages it read stay out of its resident memory; the next bucket maps it again, and
+    everything written is in the store, as the release's own store holds it."""
+    live = records.store_path(store, records.pointer_path(store, stored_alias).read_text())
+    values = _values(live)
+    inflate = zstandard.ZstdDecompressor(
+        dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
+    )
+    documents = {
+        k.decode(): unpack(k.decode(), inflate.decompress(v)).body for k, v in values.items()
+    }
+    numbers = sorted(documents)
+    half = len(numbers) // 2
+    writer = records.Writer(tmp_path, "rel", None)
+    path = records.store_path(tmp_path, "rel")
+    assert not _mapped(path)
+    writer.write((n, documents[n]) for n in numbers[:half])
+    assert _mapped(path)
+    writer.release()
+    assert not _mapped(path)
+    writer.write((n, documents[n]) for n in numbers[half:])
+    assert _mapped(path)
+    writer.close()
+    assert not _mapped(path)
+    written = _values(path)
+    assert sorted(written) == [n.encode() for n in numbers]
+    plain = zstandard.ZstdDecompressor()
+    for number in numbers[:: max(1, len(numbers) // 50)]:
+        stored = unpack(number, plain.decompress(written[number.encode()]))
+        assert stored.body == documents[number]
