@@ -5,7 +5,10 @@
 For each size it generates the month once (scripts/generate_month.py, fixed seed, cached under
 --out), runs `indexer load` into the alias `bench-<size>` as a separate process and samples
 every 0.2 s the resident memory of that process and its reader and builder processes (summed;
-DuckDB runs inside them) and of Elasticsearch, and the CPU time each side used.
+DuckDB runs inside them) and of Elasticsearch, and the CPU time each side used. The indexer's
+memory is printed three ways: RSS summed over the processes (a shared library's pages counted
+once per process), their own memory (RssAnon: heap and stacks) and PSS (each shared page split
+among the processes that map it: what the whole load holds).
 Elasticsearch must be running (scripts/services.sh up). The indices it creates are dropped at
 the end unless --keep is given.
 """
@@ -80,12 +83,15 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "ELASTICSEARCH_URL": url},
     )  # fmt: skip
-    peak_indexer = peak_search = peak_anonymous = 0
+    peak_indexer = peak_search = peak_anonymous = peak_proportional = 0
     while process.poll() is None:
         try:
             family = [process, *process.children(recursive=True)]
             peak_indexer = max(peak_indexer, sum(p.memory_info().rss for p in family))
             peak_anonymous = max(peak_anonymous, sum(_anonymous(p.pid) for p in family))
+            peak_proportional = max(
+                peak_proportional, sum(p.memory_full_info().pss for p in family)
+            )
         except (psutil.Error, OSError):
             pass
         if search:
@@ -108,6 +114,7 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         "docs_per_s": round(report["documents_written"] / wall),
         "indexer_peak_rss_mb": round(peak_indexer / 2**20),
         "indexer_peak_anon_mb": round(peak_anonymous / 2**20),
+        "indexer_peak_pss_mb": round(peak_proportional / 2**20),
         "indexer_cpu_s": round(indexer_cpu, 1),
         "elasticsearch_peak_rss_mb": round(peak_search / 2**20),
         "elasticsearch_cpu_s": round(es_cpu, 1),
