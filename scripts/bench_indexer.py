@@ -157,6 +157,7 @@ def main() -> None:
             for info in elastic.list_indices(es, f"bench-{size}"):
                 elastic.delete_release(es, info.name)
                 records.delete(args.out / "registros", info.name)
+            records.pointer_path(args.out / "registros", f"bench-{size}").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
