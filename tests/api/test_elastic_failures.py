@@ -83,3 +83,39 @@ def test_partners_api_error_503_lookup_still_served(refusing: Server) -> None:
     with refusing.client() as client:
         assert client.get(f"/v1/cnpj/{SERPRO}").status_code == 200
     assert_unavailable(refusing, "GET", f"/v1/socios/{SERPRO}", None)
+
+
+@pytest.fixture(scope="module")
+def shard_missing(es: Elasticsearch) -> Iterator[Server]:
+    """A release of two shards of which one has no copy (one shard a node on this single-node
+    cluster): searches over it find only half the release."""
+    alias = f"test-halved-{uuid.uuid4().hex[:8]}"
+    index = f"{alias}-00000000000000000001"
+    es.indices.create(
+        index=index,
+        settings={
+            "number_of_shards": 2,
+            "number_of_replicas": 0,
+            "routing.allocation.total_shards_per_node": 1,
+        },
+        mappings={"dynamic": False, "properties": {"cnpj": {"type": "keyword"}}},
+        aliases={alias: {}},
+        wait_for_active_shards="0",
+    )
+    try:
+        with serving(alias) as server:
+            yield server
+    finally:
+        es.indices.delete(index=index)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [("GET", f"/v1/cnpj/{SERPRO}", None), ("POST", "/v1/cnpj/lote", [SERPRO])],
+)
+def test_lookup_with_a_shard_missing_is_503_not_unknown(
+    shard_missing: Server, method: str, path: str, body: object
+) -> None:
+    """A CNPJ that may sit on the missing shard is not answered 404 (or left out of a batch as
+    unknown): the release cannot be read whole, so 503 with `Retry-After`."""
+    assert_unavailable(shard_missing, method, path, body)
