@@ -188,6 +188,15 @@ def test_store_values_compressed_with_the_releases_own_dictionary(
     assert packed * 3 < plain, (packed, plain)
 
 
+def _live_records(store: Path, alias: str) -> dict[str, bytes]:
+    """The records of the alias's live store by CNPJ, as lookups answer them."""
+    values = _values(records.store_path(store, records.pointer_path(store, alias).read_text()))
+    inflate = zstandard.ZstdDecompressor(
+        dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
+    )
+    return {k.decode(): unpack(k.decode(), inflate.decompress(v)).body for k, v in values.items()}
+
+
 @pytest.mark.parametrize("form", ["json", "no-dictionary"])
 def test_store_of_plain_json_or_without_dictionary_still_read(
     stored_alias: str, store: Path, tmp_path: Path, form: str
@@ -195,14 +204,7 @@ def test_store_of_plain_json_or_without_dictionary_still_read(
     """A store written before compression and packing (the indexed document's JSON itself)
     and one too small to train a dictionary (plain Zstandard frames) answer the same records as
     the release's store."""
-    index = records.pointer_path(store, stored_alias).read_text()
-    values = _values(records.store_path(store, index))
-    inflate = zstandard.ZstdDecompressor(
-        dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
-    )
-    documents = {
-        k.decode(): unpack(k.decode(), inflate.decompress(v)).body for k, v in values.items()
-    }
+    documents = _live_records(store, stored_alias)
     assert records.train(list(documents.values())[:10]) is None
     if form == "json":
         env = records.open_writer(tmp_path, "antigo")
@@ -237,14 +239,7 @@ def test_writer_unmaps_the_store_between_buckets(
     """A builder maps the store while it writes a bucket and not after (`Writer.release`), so
     the pages it read stay out of its resident memory; the next bucket maps it again, and
     everything written is in the store, as the release's own store holds it."""
-    live = records.store_path(store, records.pointer_path(store, stored_alias).read_text())
-    values = _values(live)
-    inflate = zstandard.ZstdDecompressor(
-        dict_data=zstandard.ZstdCompressionDict(values.pop(DICTIONARY_KEY))
-    )
-    documents = {
-        k.decode(): unpack(k.decode(), inflate.decompress(v)).body for k, v in values.items()
-    }
+    documents = _live_records(store, stored_alias)
     numbers = sorted(documents)
     half = len(numbers) // 2
     writer = records.Writer(tmp_path, "rel", None)
