@@ -111,9 +111,11 @@ def _bar() -> Bar:
 
 def _terminated(signum: int, frame: object) -> None:
     """SIGTERM: the load's reader and builder processes stop at once (none writes again into
-    the index about to be deleted), then the load unwinds as on Ctrl-C."""
+    the index about to be deleted), then the load unwinds as on Ctrl-C. They are killed, not
+    sent SIGTERM in turn: a handler a library installed in them (a coverage tool saving its
+    data) could block them, and what they were writing belongs to the release the load deletes."""
     for child in multiprocessing.active_children():
-        child.terminate()
+        child.kill()
     raise SystemExit(128 + signum)
 
 
