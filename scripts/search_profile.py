@@ -1,7 +1,8 @@
-"""Where a name search's time goes in Elasticsearch: the first pass of `/search` (the words as
-typed) sent alone, then again without each group of its clauses, one query at a time.
+"""Where a name search's time goes in Elasticsearch: a pass of `/search` (the first, the words as
+typed, or the tolerant one) sent alone, then again without each group of its clauses, with the
+analyst page's facets, and with hits counted only up to 10,000, one query at a time.
 
-    .venv/bin/python scripts/search_profile.py --alias bench [--queries 150]
+    .venv/bin/python scripts/search_profile.py --alias bench [--queries 150] [--etapa tolerante]
 
 The queries are those of `scripts/bench_search.py --endpoint search` (names of the alias's own
 documents typed the sloppy ways of the evaluation). Each variant runs once to warm the caches,
@@ -33,7 +34,7 @@ from bench_search import requests_for, sample_documents  # noqa: E402
 
 from app.domain.summary import SOURCE_FIELDS  # noqa: E402
 from app.search import filters as f  # noqa: E402
-from app.search.service import SORT, Etapa, Modo, build_query  # noqa: E402
+from app.search.service import FACET_SIZE, SORT, Etapa, Modo, build_query  # noqa: E402
 
 
 def _matches(query: dict[str, Any]) -> list[Any]:
@@ -60,14 +61,20 @@ def _no_ranking(query: dict[str, Any]) -> dict[str, Any]:
     return changed
 
 
-VARIANTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "as typed (the API's first pass)": lambda query: query,
-    "without the ranking clauses": _no_ranking,
-    "without the prefix of the last word": _without("match_bool_prefix"),
-    "without the joined-words fields": _without("juntas"),
-    "without the sound keys": _without("busca.fonetica"),
-    "without the partner names": _without("busca.socios"),
+FACETS = {name: {"terms": {"field": field, "size": FACET_SIZE}} for name, field in f.FACETS.items()}
+"""The four facets the analyst's page asks for with its first page."""
+
+VARIANTS: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]] = {
+    "the pass as the API sends it": (lambda query: query, {}),
+    "without the ranking clauses": (_no_ranking, {}),
+    "without the prefix of the last word": (_without("match_bool_prefix"), {}),
+    "without the joined-words fields": (_without("juntas"), {}),
+    "without the sound keys": (_without("busca.fonetica"), {}),
+    "without the partner names": (_without("busca.socios"), {}),
+    "with the analyst page's four facets": (lambda query: query, {"aggregations": FACETS}),
+    "hits counted up to 10,000, not all": (lambda query: query, {"track_total_hits": 10_000}),
 }
+"""Name -> the change to the query and the search's options that differ from the API's."""
 
 
 def answer_total(es: Elasticsearch, alias: str, query: dict[str, Any]) -> int:
@@ -84,34 +91,42 @@ def main() -> None:
     parser.add_argument("--alias", required=True)
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--etapa", choices=[Etapa.EXATA.value, Etapa.TOLERANTE.value], default=Etapa.EXATA.value,
+        help="the pass: the words as typed (run first) or with a typo per word (run next)",
+    )  # fmt: skip
     args = parser.parse_args()
+    etapa = Etapa(args.etapa)
     es = Elasticsearch(args.es.split(",")[0], request_timeout=60)
     documents = sample_documents(args.es.split(",")[0], args.alias, args.queries, args.seed)
     queries = [
-        build_query(msgspec.convert(request, f.Filtros, strict=False), Modo.SEARCH, Etapa.EXATA)[0]
+        build_query(msgspec.convert(request, f.Filtros, strict=False), Modo.SEARCH, etapa)[0]
         for request in requests_for("search", documents, random.Random(args.seed))
     ]
     took: dict[str, list[int]] = {name: [] for name in VARIANTS}
     totals: list[int] = []
     for measured in (False, True):
         for query in queries:
-            for name, change in VARIANTS.items():
+            for name, (change, options) in VARIANTS.items():
                 answer = es.search(
                     index=args.alias, query=change(query), sort=SORT, size=21,
-                    source_includes=SOURCE_FIELDS, track_total_hits=True,
+                    source_includes=SOURCE_FIELDS,
+                    **{"track_total_hits": True, "request_cache": False, **options},
                 )  # fmt: skip
                 if measured:
                     took[name].append(answer["took"])
             if measured:
                 totals.append(answer_total(es, args.alias, query))
-    print(f"{len(queries)} queries on {args.alias}; Elasticsearch's took in ms")
+    print(f"{len(queries)} queries on {args.alias}, pass {etapa.value}; Elasticsearch's took in ms")
     for name, values in took.items():
         values.sort()
         print(f"{name:40} mean {statistics.mean(values):6.1f}  p50 {values[len(values) // 2]:4d}"
               f"  p95 {values[int(len(values) * 0.95)]:4d}")  # fmt: skip
     totals.sort()
+    empty = sum(1 for total in totals if total == 0)
     print(f"hits per query: p50 {totals[len(totals) // 2]:,}, p95 "
-          f"{totals[int(len(totals) * 0.95)]:,}, max {totals[-1]:,}")  # fmt: skip
+          f"{totals[int(len(totals) * 0.95)]:,}, max {totals[-1]:,}; "
+          f"none: {empty} (the API runs the next pass for those)")  # fmt: skip
 
 
 if __name__ == "__main__":
