@@ -18,4 +18,5 @@ app = Shedding(
     FastLookups(core) if settings.fast_lookups else core,
     settings.max_in_flight,
     settings.max_searches_in_flight,
+    settings.search_latency_target_ms / 1000,
 )

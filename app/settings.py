@@ -79,7 +79,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Requests one API process answers at once; the excess gets 503 with `Retry-After: 1` at
     once (`app.lib.shedding`)."""
     max_searches_in_flight: int = 16
-    """Of those, searches (routes that query Elasticsearch) one API process answers at once."""
+    """Of those, searches (routes that query Elasticsearch) one API process answers at once:
+    the ceiling of the adaptive limit (`app.lib.shedding.SearchLimit`)."""
+    search_latency_target_ms: int = 75
+    """While the moving average of the searches' latency is above this, the process's search
+    limit is lowered, and raised again once it is within (`app.lib.shedding`); 0 keeps the
+    limit fixed."""
     lots_dir: str = ".state/lotes"
     """Where lead lots' files are kept (relative paths start at the project's root)."""
     lots_keep_hours: int = 168

@@ -10,9 +10,20 @@ have a tighter limit of their own, `MAX_SEARCHES_IN_FLIGHT`: Elasticsearch answe
 hundred of them a second on a small machine and queues the rest, so without it an overload of
 searches waits in that queue for seconds (measured: p50 1.5 s at 200 offered a second on a
 release of many segments) while lookups, which do not need it, keep their own room.
+
+That limit adapts (`SearchLimit`): while the moving average of the searches' latency is above
+its target (`SEARCH_LATENCY_TARGET_MS`) the limit is cut by a fifth, at most once per
+`COOL_DOWN`, down to a floor; each search answered while the average is within the target raises
+it by `1 / limit`, back up to its ceiling (additive increase, multiplicative decrease, as TCP's
+congestion window). At the rates the machine sustains, the average stays within the target and
+the ceiling holds, whatever a few slow searches take; past them the limit settles where the
+admitted searches meet the target, so an overload raises their latency by a bounded amount
+instead of by the whole ceiling's queue.
 """
 
 from __future__ import annotations
+
+import time
 
 import msgspec
 from litestar.enums import ScopeType
@@ -38,13 +49,50 @@ PAGES = ("/busca", "/painel")
 PAGE_BODY = f'<p class="erro" role="alert">{MESSAGE}</p>'.encode()
 
 
+FLOOR = 4
+"""The adaptive search limit never goes below this (nor above its ceiling): enough searches in
+flight per process to keep Elasticsearch's cores busy."""
+CUT = 0.8
+COOL_DOWN = 0.25
+"""Seconds between two cuts: the moving average's memory, so one overload is cut once for it."""
+WEIGHT = 0.1
+"""The weight of each search in the moving average of the latency (the last few dozen count)."""
+
+
+class SearchLimit:
+    """How many searches one process admits at once: AIMD on the moving average of their
+    latency (see the module). A `target` of 0 keeps the limit at its ceiling."""
+
+    def __init__(self, ceiling: int, target: float) -> None:
+        self.ceiling = ceiling
+        self.floor = min(FLOOR, ceiling)
+        self.target = target
+        self.value = float(ceiling)
+        self.average = 0.0
+        self._next_cut = 0.0
+
+    def admits(self, searching: int) -> bool:
+        return searching < int(self.value)
+
+    def answered(self, seconds: float, now: float) -> None:
+        """Adapt the limit to a search answered in `seconds` (at monotonic time `now`)."""
+        if not self.target:
+            return
+        self.average += WEIGHT * (seconds - self.average)
+        if self.average <= self.target:
+            self.value = min(self.ceiling, self.value + 1 / self.value)
+        elif now >= self._next_cut:
+            self.value = max(self.floor, self.value * CUT)
+            self._next_cut = now + COOL_DOWN
+
+
 class Shedding:
     """ASGI middleware around the whole app (outermost): counts requests in flight."""
 
-    def __init__(self, app: ASGIApp, limit: int, searches: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, searches: int, target: float = 0.0) -> None:
         self.app = app
         self.limit = limit
-        self.searches = searches
+        self.searches = SearchLimit(searches, target)
         self.in_flight = 0
         self.searching = 0
         self.refused = 0
@@ -54,7 +102,7 @@ class Shedding:
             await self.app(scope, receive, send)
             return
         search = is_search(scope["path"])
-        if self.in_flight >= self.limit or (search and self.searching >= self.searches):
+        if self.in_flight >= self.limit or (search and not self.searches.admits(self.searching)):
             self.refused += 1
             page = scope["path"].startswith(PAGES)
             content = PAGE_BODY if page else BODY
@@ -76,8 +124,12 @@ class Shedding:
             return
         self.in_flight += 1
         self.searching += search
+        started = time.monotonic()
         try:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
             self.searching -= search
+            if search:
+                now = time.monotonic()
+                self.searches.answered(now - started, now)
