@@ -81,7 +81,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_searches_in_flight: int = 16
     """Of those, searches (routes that query Elasticsearch) one API process answers at once:
     the ceiling of the adaptive limit (`app.lib.shedding.SearchLimit`)."""
-    search_latency_target_ms: int = 75
+    search_latency_target_ms: int = 60
     """While the moving average of the searches' latency is above this, the process's search
     limit is lowered, and raised again once it is within (`app.lib.shedding`); 0 keeps the
     limit fixed."""
