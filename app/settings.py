@@ -83,8 +83,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     the ceiling of the adaptive limit (`app.lib.shedding.SearchLimit`)."""
     search_latency_target_ms: int = 60
     """While the moving average of the searches' latency is above this, the process's search
-    limit is lowered, and raised again once it is within (`app.lib.shedding`); 0 keeps the
-    limit fixed."""
+    limit is lowered, and raised again once it is within (`app.lib.shedding`); 0 (or less)
+    keeps the limit fixed."""
     lots_dir: str = ".state/lotes"
     """Where lead lots' files are kept (relative paths start at the project's root)."""
     lots_keep_hours: int = 168

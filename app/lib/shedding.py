@@ -61,7 +61,7 @@ WEIGHT = 0.1
 
 class SearchLimit:
     """How many searches one process admits at once: AIMD on the moving average of their
-    latency (see the module). A `target` of 0 keeps the limit at its ceiling."""
+    latency (see the module). A `target` of 0 (or less) keeps the limit at its ceiling."""
 
     def __init__(self, ceiling: int, target: float) -> None:
         self.ceiling = ceiling
@@ -76,7 +76,7 @@ class SearchLimit:
 
     def answered(self, seconds: float, now: float) -> None:
         """Adapt the limit to a search answered in `seconds` (at monotonic time `now`)."""
-        if not self.target:
+        if self.target <= 0:
             return
         self.average += WEIGHT * (seconds - self.average)
         if self.average <= self.target:

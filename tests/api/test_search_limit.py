@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from app.lib.shedding import COOL_DOWN, CUT, FLOOR, SearchLimit, Shedding
 
 
@@ -53,10 +55,12 @@ def test_the_limit_recovers_once_searches_are_fast_again() -> None:
     assert recovered_after < 300, recovered_after
 
 
-def test_a_target_of_zero_keeps_the_limit_fixed() -> None:
-    limit = SearchLimit(16, target=0.0)
+@pytest.mark.parametrize("target", [0.0, -0.05])
+def test_a_target_of_zero_or_less_keeps_the_limit_fixed(target: float) -> None:
+    limit = SearchLimit(16, target=target)
     for step in range(100):
         limit.answered(5.0, now=step * 1.0)
+        limit.answered(0.001, now=step * 1.0 + 0.5)
     assert limit.value == 16
 
 
