@@ -34,7 +34,7 @@ from bench_search import requests_for, sample_documents  # noqa: E402
 
 from app.domain.summary import SOURCE_FIELDS  # noqa: E402
 from app.search import filters as f  # noqa: E402
-from app.search.service import FACET_SIZE, SORT, Etapa, Modo, build_query  # noqa: E402
+from app.search.service import SORT, Etapa, Modo, build_query, facet_aggregations  # noqa: E402
 
 
 def _matches(query: dict[str, Any]) -> list[Any]:
@@ -61,7 +61,7 @@ def _no_ranking(query: dict[str, Any]) -> dict[str, Any]:
     return changed
 
 
-FACETS = {name: {"terms": {"field": field, "size": FACET_SIZE}} for name, field in f.FACETS.items()}
+FACETS = facet_aggregations(list(f.FACETS))
 """The four facets the analyst's page asks for with its first page."""
 
 VARIANTS: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]] = {

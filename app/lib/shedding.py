@@ -124,7 +124,7 @@ class Shedding:
             return
         self.in_flight += 1
         self.searching += search
-        started = time.monotonic()
+        started = time.monotonic() if search else 0.0
         try:
             await self.app(scope, receive, send)
         finally:

@@ -209,6 +209,11 @@ async def _page(
 LISTING = Listing(lista="busca", sort=SORT, after=AFTER)
 
 
+def facet_aggregations(facets: list[str]) -> dict[str, Any]:
+    """The terms aggregations counting the values of each facet in `facets`."""
+    return {name: {"terms": {"field": f.FACETS[name], "size": FACET_SIZE}} for name in facets}
+
+
 async def run_query(
     backends: Backends,
     query: dict[str, Any],
@@ -219,9 +224,6 @@ async def run_query(
     facets: list[str],
 ) -> Pagina:
     """One page of `query`'s hits, sorted by relevance then CNPJ, with facet counts."""
-    aggregations = {
-        name: {"terms": {"field": f.FACETS[name], "size": FACET_SIZE}} for name in facets
-    }
     page = await fetch(
         backends,
         LISTING,
@@ -229,7 +231,7 @@ async def run_query(
         limit=limit,
         cursor=cursor,
         request_digest=request_digest,
-        aggregations=aggregations,
+        aggregations=facet_aggregations(facets),
         timeout=TIMEOUT,
     )
     counted = {
