@@ -2,6 +2,7 @@
 
     python scripts/search_eval.py release OUT [--background 30000]
     python scripts/search_eval.py queries RELEASE [tests/data/search-queries.json]
+    python scripts/search_eval.py two-typos RELEASE OUT
     python scripts/search_eval.py run --url http://127.0.0.1:8000 [--endpoint nome|search]
 
 `release` writes the evaluation release: a generated month as background (generic names such as
@@ -28,6 +29,9 @@ suffixes dropped) belongs to one company root of the release, and a query only w
 not spell another company's name by the same key (nor, for reordered words, by its sorted
 words; for joined or split words, by its letters without spaces; for a prefix, when the name of
 one company alone starts with it).
+
+`two-typos` writes a harder set apart from the labelled one: a long word of each name typed with
+two typos, which the tolerant pass (one edit a word) leaves to the relaxed one.
 
 `run` sends every query to the API and prints MRR@10 and hit@1, overall and per kind of query,
 and the worst queries with the company that came first instead.
@@ -425,6 +429,27 @@ def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]
     return queries
 
 
+def two_typo_queries(release: Path, seed: int = 9) -> list[Query]:
+    """A harder set, kept apart from the labelled one: for each real name unique in `release`
+    with a word of 8 letters or more, that word typed with two typos (`two_typos`), when the
+    result spells no other company's name."""
+    rng = random.Random(seed)
+    labels = _Labels(release_names(release))
+    unique = sorted({(root, name) for root, name in real_names() if labels.unique(root, name)})
+    queries: list[Query] = []
+    for root, name in unique:
+        typed = name.split()
+        long = [i for i, word in enumerate(typed) if len(word) >= 8 and word.isalpha()]
+        if not long:
+            continue
+        i = rng.choice(long)
+        typed[i] = _typo(_typo(typed[i], rng), rng)
+        text = " ".join(typed)
+        if text != name and labels.unambiguous(root, "typo", text):
+            queries.append(Query(text, root, "two_typos", name))
+    return queries
+
+
 def evaluate(
     url: str,
     queries: list[Query],
@@ -486,6 +511,9 @@ def main() -> None:
     queries = commands.add_parser("queries")
     queries.add_argument("release", type=Path, help="the evaluation release")
     queries.add_argument("out", type=Path, nargs="?", default=QUERIES)
+    hard = commands.add_parser("two-typos")
+    hard.add_argument("release", type=Path, help="the evaluation release")
+    hard.add_argument("out", type=Path)
     run = commands.add_parser("run")
     run.add_argument("--url", default="http://127.0.0.1:8000")
     run.add_argument("--endpoint", default="nome", choices=("nome", "search", "seek"))
@@ -500,8 +528,9 @@ def main() -> None:
     if args.command == "release":
         build_release(args.out, args.background)
         print(f"evaluation release written to {args.out}")
-    elif args.command == "queries":
-        made = make_queries(args.release)
+    elif args.command in ("queries", "two-typos"):
+        make = make_queries if args.command == "queries" else two_typo_queries
+        made = make(args.release)
         args.out.write_bytes(msgspec.json.format(msgspec.json.encode(made), indent=1) + b"\n")
         print(f"{len(made)} labelled queries written to {args.out}")
     else:

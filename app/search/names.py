@@ -7,8 +7,10 @@ query tolerates what is left:
 - word order and missing words' order: every word must match, in any order (`operator: and`),
   but for connector words (`e`, `and`, `de`, `da`, `do`...), which names write, drop or spell as
   `&`: those only rank;
-- a typo per word: `fuzziness: AUTO` (one edit from 3 letters, two from 6), past the first
-  letter (`prefix_length: 1`, which makes the fuzzy expansion several times cheaper);
+- a typo per word: one edit in a word of 3 letters or more (`TYPO_FUZZINESS`), past the first
+  letter (`prefix_length: 1`, which makes the fuzzy expansion several times cheaper); a word
+  with two typos is left to the relaxed query below, since allowing two edits here made this
+  query four times dearer (`docs/api.md`, "Relevance");
 - prefixes while typing: `match_bool_prefix` on the last word (served by `index_prefixes`);
 - a name spelled as it sounds: every word's sound key (`busca.fonetica`) matches;
 - joined or split words: the `.juntas` fields also index each pair of adjacent words glued
@@ -22,16 +24,16 @@ by them.
 User text never reaches a query parser: `*`, `"`, `AND`, `/regex/` or `~` are plain characters
 that normalisation drops or keeps as words.
 
-The words as typed are tried first (the same query without the typo per word, three times
-cheaper: the fuzzy expansions are most of a name query's time): when they find a company, the
-typo-tolerant query would rank the same exact matches first, so it runs only when they find
-none.
+The words as typed are tried first (the same query without the typo per word, cheaper: the
+fuzzy expansions are a name query's main cost): when they find a company, the typo-tolerant
+query would rank the same exact matches first, so it runs only when they find none.
 
 When the strict query finds no company either, the search runs a relaxed one (`relaxed_query`):
 not every word has to match (one of one or two words, two of three, three quarters of more: the
-rarest words weigh most), a typo may touch the first letter, and the words' sound keys
-(`busca.fonetica`, `app.domain.text.phonetic`) meet the spellings names vary in (`K`/`C`,
-`Y`/`I`, a silent `H`, `G`/`J`, `PH`/`F`, `W`/`V`, `Z`/`S`, doubled letters).
+rarest words weigh most), a typo may touch the first letter, a word of six letters or more may
+have two, and the words' sound keys (`busca.fonetica`, `app.domain.text.phonetic`) meet the
+spellings names vary in (`K`/`C`, `Y`/`I`, a silent `H`, `G`/`J`, `PH`/`F`, `W`/`V`, `Z`/`S`,
+doubled letters).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ from app.domain.text import COMPANY_SUFFIXES, CONNECTORS, name_tokens, phonetic,
 
 MAX_WORDS = 8
 PREFIX_LENGTH = 1
+TYPO_FUZZINESS = "AUTO:3,30"
+"""The typo-tolerant pass: no edit under 3 letters, one from 3 (two only from 30, which no word
+of a name reaches)."""
 EXACT_BOOST = 30.0
 PHRASE_BOOST = 6.0
 PREFIX_BOOST = 3.0
@@ -94,7 +99,7 @@ def _typos(tolerant: bool) -> dict[str, Any]:
     """The options of a match that tolerates a typo per word (none when not `tolerant`)."""
     if not tolerant:
         return {}
-    return {"fuzziness": "AUTO", "prefix_length": PREFIX_LENGTH, "max_expansions": 20}
+    return {"fuzziness": TYPO_FUZZINESS, "prefix_length": PREFIX_LENGTH, "max_expansions": 20}
 
 
 def _field_clauses(
@@ -145,7 +150,7 @@ def name_query(
     """Bool query matching `text` in the legal or trade name (and partner names when
     `partners`), ranked for the company the user means; None when `text` has no words.
     Not `tolerant`: the words as typed (prefix of the last, sound keys, joined pairs), without
-    the typo per word, which is most of the query's cost (see the module)."""
+    the typo per word, the query's main cost (see the module)."""
     terms = words(text)
     if not terms:
         return None

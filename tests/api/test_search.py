@@ -124,6 +124,18 @@ def test_each_pass_pages_with_cursors_of_its_own(api: httpx.Client) -> None:
         assert len(seen) == len(set(seen)) == first["total"], typed
 
 
+def test_two_typos_in_a_word_left_to_the_relaxed_pass(api: httpx.Client) -> None:
+    """The tolerant pass forgives one typo per word (`servcie` for the sample's `MISTER -
+    SERVICE`, 13810056000153); a word with two (`srevcie`) matches no name with one edit, and
+    the relaxed pass, which allows two in a word of six letters or more, finds the company."""
+    one = api.get("/v1/search", params={"q": "mister servcie"}).json()
+    assert one["data"][0]["cnpj"] == "13810056000153", one["data"][:2]
+    assert "busca_ampliada" not in one["filtros"]
+    two = api.get("/v1/search", params={"q": "mister srevcie"}).json()
+    assert two["data"][0]["cnpj"] == "13810056000153", two["data"][:2]
+    assert two["filtros"]["busca_ampliada"] is True
+
+
 def test_connector_words_ranked_not_required(api: httpx.Client) -> None:
     """`&` typed as `e` or `and`, and the other way round: found by the strict pass."""
     for typed in ("prints e co", "prints and co", "prints & co"):
