@@ -19,4 +19,5 @@ app = Shedding(
     settings.max_in_flight,
     settings.max_searches_in_flight,
     settings.search_latency_target_ms / 1000,
+    state=core.state,
 )

@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 
 import msgspec
+from litestar.datastructures import State
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 from litestar.types.asgi_types import HTTPResponseBodyEvent, HTTPResponseStartEvent
@@ -47,6 +48,8 @@ BODY = msgspec.json.encode({"error": "Service Unavailable", "message": MESSAGE})
 PAGES = ("/busca", "/painel")
 """Paths of the web pages: their refusal is an HTML fragment (htmx shows it in place)."""
 PAGE_BODY = f'<p class="erro" role="alert">{MESSAGE}</p>'.encode()
+SHEDDING = "carga"
+"""Where the app's state holds the process's shedding (the status reports its counts)."""
 
 
 FLOOR = 4
@@ -87,23 +90,38 @@ class SearchLimit:
 
 
 class Shedding:
-    """ASGI middleware around the whole app (outermost): counts requests in flight."""
+    """ASGI middleware around the whole app (outermost): counts requests in flight. With the
+    app's `state`, it registers itself there (`SHEDDING`) for the status to report."""
 
-    def __init__(self, app: ASGIApp, limit: int, searches: int, target: float = 0.0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int,
+        searches: int,
+        target: float = 0.0,
+        state: State | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
         self.searches = SearchLimit(searches, target)
         self.in_flight = 0
         self.searching = 0
         self.refused = 0
+        """Requests refused since the process started."""
+        self.refused_searches = 0
+        """Of them, searches refused by the search limit while the process had room."""
+        if state is not None:
+            state[SHEDDING] = self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP or scope["path"] in ALWAYS:
             await self.app(scope, receive, send)
             return
         search = is_search(scope["path"])
-        if self.in_flight >= self.limit or (search and not self.searches.admits(self.searching)):
+        crowded = self.in_flight >= self.limit
+        if crowded or (search and not self.searches.admits(self.searching)):
             self.refused += 1
+            self.refused_searches += not crowded
             page = scope["path"].startswith(PAGES)
             content = PAGE_BODY if page else BODY
             kind = b"text/html; charset=utf-8" if page else b"application/json"

@@ -14,9 +14,10 @@ from redis.asyncio import Redis
 from app.auth.access import NO_TOKEN, Access
 from app.auth.gate import Gate
 from app.lib.responses import json_response
+from app.lib.shedding import SHEDDING, Shedding
 from app.lookup.fast import FAST_LANE
 from app.settings import Settings
-from app.status.service import AuditState, Status, status
+from app.status.service import AuditState, LoadState, Status, status
 
 
 @get(
@@ -57,4 +58,17 @@ async def service_status(
     )
     lane = request.app.state.get(FAST_LANE)
     result.consultas_rapidas = lane.answered if lane is not None else None
+    shedding = request.app.state.get(SHEDDING)
+    result.carga = load_state(shedding) if shedding is not None else None
     return json_response(result, status_code=200 if result.status == "ok" else 503)
+
+
+def load_state(shedding: Shedding) -> LoadState:
+    limit = shedding.searches
+    return LoadState(
+        em_andamento=shedding.in_flight, limite=shedding.limit,
+        buscas_em_andamento=shedding.searching, limite_de_buscas=int(limit.value),
+        teto_de_buscas=limit.ceiling, alvo_de_latencia_ms=round(limit.target * 1000, 1),
+        latencia_media_de_buscas_ms=round(limit.average * 1000, 1),
+        recusadas=shedding.refused, buscas_recusadas=shedding.refused_searches,
+    )  # fmt: skip

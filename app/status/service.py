@@ -43,6 +43,29 @@ class AuditState(msgspec.Struct, kw_only=True):
     """Rows dropped because the queue was full, since the process started."""
 
 
+class LoadState(msgspec.Struct, kw_only=True):
+    """The load shedding of the process that answered (`app.lib.shedding`), since it started."""
+
+    em_andamento: int
+    """Requests it is answering now (health checks, always admitted, are not counted)."""
+    limite: int
+    """`MAX_IN_FLIGHT`: past it, every request is refused with 503."""
+    buscas_em_andamento: int
+    limite_de_buscas: int
+    """Searches it admits at once now: adapted between its floor and `teto_de_buscas` to keep
+    their average latency within `alvo_de_latencia_ms`."""
+    teto_de_buscas: int
+    """`MAX_SEARCHES_IN_FLIGHT`."""
+    alvo_de_latencia_ms: float
+    """`SEARCH_LATENCY_TARGET_MS` (0: the search limit stays at its ceiling)."""
+    latencia_media_de_buscas_ms: float
+    """The moving average of its searches' latency that the limit follows."""
+    recusadas: int
+    """Requests refused with 503 since it started."""
+    buscas_recusadas: int
+    """Of them, searches refused by the search limit alone."""
+
+
 class Status(msgspec.Struct, kw_only=True):
     status: str
     """`ok` when every dependency is up, `degraded` otherwise."""
@@ -52,6 +75,8 @@ class Status(msgspec.Struct, kw_only=True):
     consultas_rapidas: int | None = None
     """Lookups by CNPJ the answering process served through its fast lane since it started
     (`app.lookup.fast`); absent when the lane is off."""
+    carga: LoadState | None = None
+    """The answering process's load shedding; absent when the app runs without it."""
 
 
 async def _guard(check: Awaitable[str | None], timeout: float) -> Dependency:

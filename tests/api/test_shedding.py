@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 import pytest
@@ -22,7 +23,16 @@ def narrow(peer_alias: str) -> Iterator[Server]:
         yield server
 
 
+def load(server: Server) -> dict[str, Any]:
+    """The shedding counts of the server's process (`/v1/status`)."""
+    with server.client(headers={}) as health:
+        found: dict[str, Any] = health.get("/v1/status").json()["carga"]
+    return found
+
+
 def test_excess_refused_at_once_then_served(narrow: Server) -> None:
+    before = load(narrow)
+
     def call(_: int) -> tuple[int, float, httpx.Response]:
         with narrow.client(timeout=30) as client:
             started = time.monotonic()
@@ -34,6 +44,10 @@ def test_excess_refused_at_once_then_served(narrow: Server) -> None:
     statuses = Counter(status for status, _, _ in answers)
     assert set(statuses) <= {200, 503}, statuses
     assert statuses[503] >= 1, "the excess is refused"
+    after = load(narrow)
+    assert after["recusadas"] - before["recusadas"] == statuses[503]
+    assert after["buscas_recusadas"] == before["buscas_recusadas"], "refused as the process's"
+    assert (after["limite"], after["em_andamento"]) == (2, 0)
     assert statuses[200] >= 2, "the admitted ones are served"
     for status, seconds, response in answers:
         if status == 503:
@@ -63,6 +77,8 @@ def narrow_searches(peer_alias: str) -> Iterator[Server]:
 def test_searches_refused_past_their_own_limit_while_lookups_served(
     narrow_searches: Server,
 ) -> None:
+    before = load(narrow_searches)
+
     def call(index: int) -> tuple[str, int, float]:
         with narrow_searches.client(timeout=30) as client:
             started = time.monotonic()
@@ -83,6 +99,11 @@ def test_searches_refused_past_their_own_limit_while_lookups_served(
     # Refused without hanging; how fast is measured by scripts/bench_search.py, not asserted
     # here (the suite's own load moves absolute and relative times alike).
     assert max(refused) < 5.0, refused
+    after = load(narrow_searches)
+    assert after["buscas_recusadas"] - before["buscas_recusadas"] == searches[503]
+    assert after["recusadas"] - before["recusadas"] == searches[503]
+    assert (after["teto_de_buscas"], after["limite_de_buscas"]) == (1, 1)
+    assert after["buscas_em_andamento"] == 0
     with narrow_searches.client() as client:
         for path, params in SEARCHES:
             assert client.get(path, params=params).status_code == 200
