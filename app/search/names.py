@@ -10,7 +10,7 @@ query tolerates what is left:
 - a typo per word: one edit in a word of 3 letters or more (`TYPO_FUZZINESS`), past the first
   letter (`prefix_length: 1`, which makes the fuzzy expansion several times cheaper); a word
   with two typos is left to the relaxed query below, since allowing two edits here made this
-  query four times dearer (`docs/api.md`, "Relevance");
+  query four times dearer (`docs/api.md`, "The tolerant pass at one edit a word");
 - prefixes while typing: `match_bool_prefix` on the last word (served by `index_prefixes`);
 - a name spelled as it sounds: every word's sound key (`busca.fonetica`) matches;
 - joined or split words: the `.juntas` fields also index each pair of adjacent words glued
