@@ -399,11 +399,17 @@ class _Labels:
         return all(self.roots[form].get(keys[form], {root}) == {root} for form in forms)
 
 
+def _unique_names(release: Path) -> tuple[_Labels, list[tuple[str, str]]]:
+    """The labels of `release` and its real names (root, name) that no other company shares."""
+    labels = _Labels(release_names(release))
+    unique = sorted({(root, name) for root, name in real_names() if labels.unique(root, name)})
+    return labels, unique
+
+
 def make_queries(release: Path, per_name: int = 2, seed: int = 5) -> list[Query]:
     """Labelled queries for the real names that are unique in `release` (see the docstring)."""
     rng = random.Random(seed)
-    labels = _Labels(release_names(release))
-    unique = sorted({(root, name) for root, name in real_names() if labels.unique(root, name)})
+    labels, unique = _unique_names(release)
     queries: list[Query] = []
     for root, name in unique:
         options = {
@@ -434,8 +440,7 @@ def two_typo_queries(release: Path, seed: int = 9) -> list[Query]:
     with a word of 8 letters or more, that word typed with two typos (`two_typos`), when the
     result spells no other company's name."""
     rng = random.Random(seed)
-    labels = _Labels(release_names(release))
-    unique = sorted({(root, name) for root, name in real_names() if labels.unique(root, name)})
+    labels, unique = _unique_names(release)
     queries: list[Query] = []
     for root, name in unique:
         typed = name.split()
