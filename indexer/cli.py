@@ -32,6 +32,7 @@ from rich.text import Text
 from indexer import download as fetching
 from indexer import elastic, records
 from indexer import update as updating
+from indexer import warm as warming
 from indexer.load import LoadReport, Options, Progress, run
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
@@ -292,6 +293,33 @@ def drop(
     for name in elastic.drop_old(es, alias, keep):
         records.delete(records_dir, name)
         console.print(f"deleted {name}", markup=False)
+
+
+@app.command()
+def warm(
+    seconds: Annotated[
+        float, typer.Option(min=1, max=3600, help="How long to search, in seconds.")
+    ] = 60,
+    threads: Annotated[int, typer.Option(min=1, max=32, help="Searches sent at once.")] = 4,
+    url: ElasticsearchUrl = "http://127.0.0.1:9200",
+    alias: Alias = "empresas",
+) -> None:
+    """Send the API's own searches for companies of the alias to Elasticsearch for a while, so
+    that a node just started answers its first users at full speed; prints the rate and took
+    of each 10 seconds. Run it after Elasticsearch starts, before the API takes traffic."""
+    es = elastic.connect(url, timeout=30.0)
+    try:
+        done = warming.warm(es, alias, seconds=seconds, threads=threads, report=_say)
+    except (warming.WarmError, ApiError, TransportError) as error:
+        console.print(f"warm-up failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+    finally:
+        es.close()
+    console.print(f"{done:,} searches on {alias}", markup=False)
+
+
+def _say(line: str) -> None:
+    console.print(line, markup=False)
 
 
 SourceUrl = Annotated[

@@ -1,0 +1,171 @@
+"""Warming Elasticsearch up with the API's own searches before it takes traffic.
+
+A node that has just started answers its first minutes of searches several times slower than
+later: the JVM compiles the query paths as they run, and caches (a facet's global ordinals,
+the filters' bit sets) are built on first use. On the 2-core machine the analyst page at 200
+a second shed requests for the first minutes after a restart (`docs/dashboard.md`). `warm`
+spends that time before the traffic comes: it samples companies of the alias and sends, from a
+few threads, the queries that `/search`, `/nome`, `/seek` and the analyst page send (built by
+`app.search.service.build_query`, the API's own builder), until the time is up, and reports
+each interval's rate and `took` so the operator sees Elasticsearch settle.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from elasticsearch import Elasticsearch, NotFoundError
+
+from app.domain.summary import SOURCE_FIELDS
+from app.errors import BadRequestError
+from app.search import filters as f
+from app.search.names import words
+from app.search.service import SORT, Etapa, Modo, build_query, facet_aggregations
+
+SAMPLE_FIELDS = ["razao_social", "nome_fantasia", "endereco.uf", "cnae_principal.codigo"]
+PAGE = 21
+"""Hits a search asks for: a page of 20 and one more, as the API does."""
+
+
+class WarmError(Exception):
+    """Nothing to warm with, or Elasticsearch refused a search."""
+
+
+@dataclass(slots=True)
+class Interval:
+    """The searches of one reporting interval."""
+
+    start: float
+    searches: int = 0
+    took: list[int] = field(default_factory=list)
+
+    def line(self, seconds: float) -> str:
+        if not self.took:
+            return f"{self.start:5.0f} s: no search answered"
+        took = sorted(self.took)
+        p95 = took[min(len(took) - 1, int(len(took) * 0.95))]
+        return (
+            f"{self.start:5.0f} s: {self.searches:,} searches, {self.searches / seconds:,.0f}/s,"
+            f" took p50 {statistics.median(took):.0f} ms, p95 {p95} ms"
+        )
+
+
+def _typo(name: str, rng: random.Random) -> str:
+    """`name` with two adjacent letters of its longest word swapped (one typo)."""
+    parts = name.split()
+    if not parts:
+        return name
+    longest = max(range(len(parts)), key=lambda i: len(parts[i]))
+    word = parts[longest]
+    if len(word) >= 4:
+        at = rng.randrange(1, len(word) - 2)
+        parts[longest] = word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    return " ".join(parts)
+
+
+def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str, Any]]:
+    """The request bodies the API would send for searches about `document`: its name as typed
+    and with a typo (with the analyst page's facets), by `/nome`, and `/seek`'s filters."""
+    name = str(document.get("nome_fantasia") or document.get("razao_social") or "")
+    uf = str((document.get("endereco") or {}).get("uf") or "SP")
+    cnae = str((document.get("cnae_principal") or {}).get("codigo") or "4781400")
+    facets = facet_aggregations(list(f.FACETS))
+    shapes: list[tuple[f.Filtros, Modo, Etapa, dict[str, Any]]] = [
+        (f.Filtros(uf=uf, cnae=cnae[:2]), Modo.SEEK, Etapa.TOLERANTE, {}),
+    ]
+    if words(name):
+        shapes += [
+            (f.Filtros(q=name), Modo.SEARCH, Etapa.EXATA, facets),
+            (f.Filtros(q=_typo(name, rng)), Modo.SEARCH, Etapa.TOLERANTE, facets),
+            (f.Filtros(q=_typo(name, rng)), Modo.SEARCH, Etapa.AMPLIADA, {}),
+            (f.Filtros(nome=name, uf=uf), Modo.NOME, Etapa.EXATA, {}),
+        ]
+    for filters, mode, etapa, aggregations in shapes:
+        try:
+            query, _ = build_query(filters, mode, etapa)
+        except BadRequestError:  # a value the API's filters refuse (`EX`, a foreign address)
+            continue
+        yield {"query": query, "aggregations": aggregations or None}
+
+
+def sample(es: Elasticsearch, alias: str, count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` documents of `alias` drawn at random (the same ones for the same `seed`)."""
+    try:
+        response = es.search(
+            index=alias,
+            size=count,
+            query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
+            source_includes=SAMPLE_FIELDS,
+        )
+    except NotFoundError as error:
+        raise WarmError(f"no index or alias {alias}") from error
+    found = [hit["_source"] for hit in response["hits"]["hits"]]
+    if not found:
+        raise WarmError(f"{alias} has no documents to search for")
+    return found
+
+
+def warm(
+    es: Elasticsearch,
+    alias: str,
+    *,
+    seconds: float,
+    threads: int,
+    every: float = 10.0,
+    sample_size: int = 500,
+    report: Callable[[str], None] = print,
+) -> int:
+    """Search `alias` from `threads` threads for `seconds`; `report` gets a line per `every`
+    seconds. Returns the searches answered; `WarmError` when one fails."""
+    rng = random.Random(7)  # noqa: S311 (typos and an order, not secrets)
+    bodies = [body for doc in sample(es, alias, sample_size, seed=7) for body in searches(doc, rng)]
+    rng.shuffle(bodies)
+    began = time.monotonic()
+    deadline = began + seconds
+    lock = threading.Lock()
+    intervals: list[Interval] = [Interval(0.0)]
+    failures: list[BaseException] = []
+
+    def run(offset: int) -> None:
+        position = offset
+        while time.monotonic() < deadline and not failures:
+            body = bodies[position % len(bodies)]
+            position += threads
+            try:
+                answer = es.search(
+                    index=alias,
+                    size=PAGE,
+                    sort=SORT,
+                    source_includes=SOURCE_FIELDS,
+                    track_total_hits=True,
+                    **body,
+                )
+            except Exception as error:  # reported once, then every thread stops
+                with lock:
+                    failures.append(error)
+                return
+            now = time.monotonic() - began
+            with lock:
+                if now >= intervals[-1].start + every:
+                    report(intervals[-1].line(every))
+                    intervals.append(Interval(intervals[-1].start + every))
+                intervals[-1].searches += 1
+                intervals[-1].took.append(int(answer["took"]))
+
+    workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if failures:
+        raise WarmError(f"a search failed: {failures[0]}")
+    last, lasted = intervals[-1], time.monotonic() - began - intervals[-1].start
+    if last.searches and lasted >= 1:
+        report(last.line(lasted))
+    return sum(interval.searches for interval in intervals)

@@ -1,0 +1,96 @@
+"""`indexer warm`: the API's own searches sent to the real Elasticsearch for a while."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from elasticsearch import Elasticsearch
+from typer.testing import CliRunner
+
+from app.search import filters as f
+from app.search.service import Etapa, Modo, build_query
+from app.settings import get_settings
+from indexer.cli import app
+from indexer.warm import _typo, searches
+
+runner = CliRunner()
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["warm", *args, "--url", get_settings().elasticsearch_url])
+    return result.exit_code, result.output
+
+
+def test_warm_searches_the_alias_and_reports_each_interval(sample_alias: str) -> None:
+    code, output = _invoke("--alias", sample_alias, "--seconds", "3", "--threads", "2")
+    assert code == 0, output
+    done = re.search(r"([\d,]+) searches on " + re.escape(sample_alias), output)
+    assert done, output
+    intervals = re.findall(r"(\d+) s: ([\d,]+) searches, [\d,]+/s, took p50 \d+ ms", output)
+    assert intervals, output
+    assert intervals[0][0] == "0", output
+    total = int(done.group(1).replace(",", ""))
+    assert total >= sum(int(n.replace(",", "")) for _, n in intervals) > 0
+
+
+def test_the_searches_are_the_apis_own() -> None:
+    document = {
+        "razao_social": "PADARIA SAO JOAO LTDA",
+        "nome_fantasia": "PANIFICADORA CENTRAL",
+        "endereco": {"uf": "MG"},
+        "cnae_principal": {"codigo": "1091102"},
+    }
+    sent = list(searches(document, random.Random(1)))
+    seek, _ = build_query(f.Filtros(uf="MG", cnae="10"), Modo.SEEK, Etapa.TOLERANTE)
+    as_typed, _ = build_query(f.Filtros(q="PANIFICADORA CENTRAL"), Modo.SEARCH, Etapa.EXATA)
+    by_name, _ = build_query(
+        f.Filtros(nome="PANIFICADORA CENTRAL", uf="MG"), Modo.NOME, Etapa.EXATA
+    )
+    queries = [body["query"] for body in sent]
+    assert len(sent) == 5
+    assert seek in queries
+    assert as_typed in queries
+    assert by_name in queries
+    with_facets = [body for body in sent if body["aggregations"]]
+    assert {name for body in with_facets for name in body["aggregations"]} == set(f.FACETS)
+    nameless = list(searches({"endereco": {"uf": "SP"}}, random.Random(1)))
+    assert [body["query"] for body in nameless] == [
+        build_query(f.Filtros(uf="SP", cnae="47"), Modo.SEEK, Etapa.TOLERANTE)[0]
+    ]
+    abroad = {**document, "endereco": {"uf": "EX"}}  # a foreign address: no UF filter takes it
+    assert [body["query"] for body in searches(abroad, random.Random(1))] == [
+        query for query in queries if query not in (seek, by_name)
+    ]
+
+
+def test_a_typo_swaps_two_adjacent_letters_of_the_longest_word() -> None:
+    rng = random.Random(3)
+    for _ in range(50):
+        typed = _typo("CASA DAS TINTAS PINHEIRO", rng)
+        words = typed.split()
+        assert words[:3] == ["CASA", "DAS", "TINTAS"]
+        assert sorted(words[3]) == sorted("PINHEIRO")
+        assert words[3] != "PINHEIRO"
+        changed = [i for i, (a, b) in enumerate(zip(words[3], "PINHEIRO", strict=True)) if a != b]
+        assert len(changed) == 2
+        assert changed[1] == changed[0] + 1
+    assert _typo("", rng) == ""
+    assert _typo("BAR", rng) == "BAR"
+
+
+def test_warm_fails_cleanly_without_documents(
+    es: Elasticsearch, new_alias: Callable[[], str]
+) -> None:
+    code, output = _invoke("--alias", "no-such-alias-here", "--seconds", "1")
+    assert code == 1
+    assert "warm-up failed: no index or alias no-such-alias-here" in output
+    empty = new_alias()
+    es.indices.create(index=f"{empty}-empty", aliases={empty: {}})
+    code, output = _invoke("--alias", empty, "--seconds", "1")
+    assert code == 1
+    assert f"warm-up failed: {empty} has no documents to search for" in output
+    code, output = _invoke("--alias", empty, "--seconds", "0")
+    assert code == 2
+    assert "--seconds" in output
