@@ -66,6 +66,9 @@ UFS = [
     "TO",
 ]
 """The 27 federative units; Receita also writes `EX` for addresses abroad."""
+ABROAD = "EX"
+ADDRESS_UFS = [*UFS, ABROAD]
+"""What an establishment's address has for its UF: a federative unit, or `EX` abroad."""
 
 NO_REPRESENTATIVE = "***000000**"
 

@@ -87,7 +87,7 @@ def documented(max_length: int, pattern: str) -> msgspec.Meta:
 Nome = Annotated[str, documented(MAX_TEXT, "[0-9A-Za-z]")]
 """A name or free text to search: at least one letter or digit."""
 Lista = Annotated[str, msgspec.Meta(max_length=MAX_LIST_TEXT)]
-UF_LIST = list_pattern(codes.UFS)
+UF_LIST = list_pattern(codes.ADDRESS_UFS)
 Ufs = Annotated[str, documented(MAX_LIST_TEXT, UF_LIST)]
 _SITUACAO_NAMES = ["ativa", "baixada", "suspensa", "inapta", "nula", *codes.SITUACAO_CADASTRAL]
 Situacoes = Annotated[str, documented(MAX_LIST_TEXT, list_pattern(_SITUACAO_NAMES))]
@@ -215,7 +215,7 @@ def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
 
 
 def _ufs(raw: str) -> list[str]:
-    return _codes("uf", raw, {uf.lower(): uf for uf in codes.UFS})
+    return _codes("uf", raw, {uf.lower(): uf for uf in codes.ADDRESS_UFS})
 
 
 CNAE_CODE = re.compile(r"[\d\s./\-]+")

@@ -119,7 +119,7 @@ async def search_page(
     headers = {"HX-Push-Url": address} if partial else None
     context: dict[str, Any] = {
         "valores": values, "portes": codes.PORTE, "situacoes": codes.SITUACAO_CADASTRAL,
-        "ufs": sorted(codes.UFS), "resultado": None, "link": linker(values),
+        "ufs": sorted(codes.ADDRESS_UFS), "resultado": None, "link": linker(values),
         "rotulo": facet_label,
     }  # fmt: skip
     if not set(values) - {"cursor"}:
