@@ -300,7 +300,7 @@ def warm(
     seconds: Annotated[
         float, typer.Option(min=1, max=3600, help="How long to search, in seconds.")
     ] = 60,
-    threads: Annotated[int, typer.Option(min=1, max=32, help="Searches sent at once.")] = 4,
+    threads: Annotated[int, typer.Option(min=1, max=10, help="Searches sent at once.")] = 4,
     url: ElasticsearchUrl = "http://127.0.0.1:9200",
     alias: Alias = "empresas",
 ) -> None:

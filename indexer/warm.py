@@ -12,6 +12,7 @@ each interval's rate and `took` so the operator sees Elasticsearch settle.
 
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
 import threading
@@ -20,17 +21,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import Elasticsearch
 
 from app.domain.summary import SOURCE_FIELDS
 from app.errors import BadRequestError
 from app.search import filters as f
 from app.search.names import words
-from app.search.service import SORT, Etapa, Modo, build_query, facet_aggregations
+from app.search.service import SORT, TIMEOUT, Etapa, Modo, build_query, facet_aggregations
 
 SAMPLE_FIELDS = ["razao_social", "nome_fantasia", "endereco.uf", "cnae_principal.codigo"]
 PAGE = 21
 """Hits a search asks for: a page of 20 and one more, as the API does."""
+REQUEST_TIMEOUT = 10.0
+"""Seconds a search may take before the warm-up gives up (Elasticsearch stops at `TIMEOUT`)."""
 
 
 class WarmError(Exception):
@@ -39,19 +42,20 @@ class WarmError(Exception):
 
 @dataclass(slots=True)
 class Interval:
-    """The searches of one reporting interval."""
+    """The searches answered in one reporting interval."""
 
     start: float
-    searches: int = 0
     took: list[int] = field(default_factory=list)
+    """Elasticsearch's `took` of each search, in ms."""
 
     def line(self, seconds: float) -> str:
+        """The interval's report: searches, their rate over `seconds`, and their `took`."""
         if not self.took:
             return f"{self.start:5.0f} s: no search answered"
         took = sorted(self.took)
         p95 = took[min(len(took) - 1, int(len(took) * 0.95))]
         return (
-            f"{self.start:5.0f} s: {self.searches:,} searches, {self.searches / seconds:,.0f}/s,"
+            f"{self.start:5.0f} s: {len(took):,} searches, {len(took) / seconds:,.0f}/s,"
             f" took p50 {statistics.median(took):.0f} ms, p95 {p95} ms"
         )
 
@@ -89,22 +93,34 @@ def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str,
     for filters, mode, etapa, aggregations in shapes:
         try:
             query, _ = build_query(filters, mode, etapa)
-        except BadRequestError:  # a value the API's filters refuse (`EX`, a foreign address)
+        except BadRequestError:  # a value the API's filters refuse (bad data: a UF `R`)
             continue
         yield {"query": query, "aggregations": aggregations or None}
 
 
-def sample(es: Elasticsearch, alias: str, count: int, seed: int) -> list[dict[str, Any]]:
-    """`count` documents of `alias` drawn at random (the same ones for the same `seed`)."""
-    try:
-        response = es.search(
-            index=alias,
-            size=count,
-            query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
-            source_includes=SAMPLE_FIELDS,
-        )
-    except NotFoundError as error:
-        raise WarmError(f"no index or alias {alias}") from error
+def ready(es: Elasticsearch, alias: str, wait: str = "60s") -> None:
+    """Wait until `alias` can be searched (its shards assigned); `WarmError` when it is
+    missing or still not searchable after `wait`."""
+    if not es.indices.exists(index=alias):
+        raise WarmError(f"no index or alias {alias}")
+    health = es.options(ignore_status=408).cluster.health(
+        index=alias, wait_for_status="yellow", timeout=wait
+    )
+    if health["timed_out"]:
+        raise WarmError(f"{alias} is not searchable after {wait} (status {health['status']})")
+
+
+def sample(
+    es: Elasticsearch, alias: str, count: int, seed: int, fields: list[str] = SAMPLE_FIELDS
+) -> list[dict[str, Any]]:
+    """`count` documents of `alias` drawn at random (the same ones for the same `seed`), with
+    `fields` of their source."""
+    response = es.search(
+        index=alias,
+        size=count,
+        query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
+        source_includes=fields,
+    )
     found = [hit["_source"] for hit in response["hits"]["hits"]]
     if not found:
         raise WarmError(f"{alias} has no documents to search for")
@@ -123,49 +139,76 @@ def warm(
 ) -> int:
     """Search `alias` from `threads` threads for `seconds`; `report` gets a line per `every`
     seconds. Returns the searches answered; `WarmError` when one fails."""
+    ready(es, alias)
     rng = random.Random(7)  # noqa: S311 (typos and an order, not secrets)
     bodies = [body for doc in sample(es, alias, sample_size, seed=7) for body in searches(doc, rng)]
+    if not bodies:
+        raise WarmError(f"no search of the API can be built from the documents of {alias}")
     rng.shuffle(bodies)
+    client = es.options(request_timeout=REQUEST_TIMEOUT, max_retries=0)
     began = time.monotonic()
     deadline = began + seconds
+    stop = threading.Event()
     lock = threading.Lock()
-    intervals: list[Interval] = [Interval(0.0)]
-    failures: list[BaseException] = []
+    answered: list[tuple[float, int]] = []
+    """(seconds since the start, took) of each search, in the order they were answered."""
+    failures: list[Exception] = []
 
     def run(offset: int) -> None:
-        position = offset
-        while time.monotonic() < deadline and not failures:
-            body = bodies[position % len(bodies)]
-            position += threads
+        for position in itertools.count(offset, threads):
+            if stop.is_set() or time.monotonic() >= deadline:
+                return
             try:
-                answer = es.search(
+                answer = client.search(
                     index=alias,
                     size=PAGE,
                     sort=SORT,
                     source_includes=SOURCE_FIELDS,
                     track_total_hits=True,
-                    **body,
+                    timeout=TIMEOUT,
+                    **bodies[position % len(bodies)],
                 )
-            except Exception as error:  # reported once, then every thread stops
-                with lock:
-                    failures.append(error)
+            except Exception as error:  # the first one ends the warm-up
+                failures.append(error)
+                stop.set()
                 return
-            now = time.monotonic() - began
             with lock:
-                if now >= intervals[-1].start + every:
-                    report(intervals[-1].line(every))
-                    intervals.append(Interval(intervals[-1].start + every))
-                intervals[-1].searches += 1
-                intervals[-1].took.append(int(answer["took"]))
+                answered.append((time.monotonic() - began, int(answer["took"])))
+
+    shown = 0
+
+    def interval(start: float, end: float) -> Interval:
+        """The searches answered from `start` to `end` seconds (not yet reported)."""
+        nonlocal shown
+        with lock:
+            fresh = answered[shown:]
+        took = list(itertools.takewhile(lambda pair: pair[0] < end, fresh))
+        shown += len(took)
+        return Interval(start, [ms for _, ms in took])
 
     workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(threads)]
     for worker in workers:
         worker.start()
-    for worker in workers:
-        worker.join()
+    start = 0.0
+    try:
+        while not stop.is_set() and any(worker.is_alive() for worker in workers):
+            now = time.monotonic() - began
+            if now < start + every:
+                stop.wait(min(0.25, start + every - now))
+                continue
+            report(interval(start, start + every).line(every))
+            start += every
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join()
     if failures:
-        raise WarmError(f"a search failed: {failures[0]}")
-    last, lasted = intervals[-1], time.monotonic() - began - intervals[-1].start
-    if last.searches and lasted >= 1:
-        report(last.line(lasted))
-    return sum(interval.searches for interval in intervals)
+        raise WarmError(f"Elasticsearch refused a search: {failures[0]}") from failures[0]
+    ended = time.monotonic() - began
+    while start + every <= ended:
+        report(interval(start, start + every).line(every))
+        start += every
+    rest = interval(start, float("inf"))
+    if rest.took:
+        report(rest.line(ended - start))
+    return len(answered)

@@ -32,9 +32,12 @@ from elasticsearch import Elasticsearch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
 
 from loadgen import bench_key, bench_session, open_loop  # noqa: E402
 from search_eval import spelling_variants, variants  # noqa: E402
+
+from indexer.warm import SAMPLE_FIELDS, sample  # noqa: E402
 
 PATHS = {
     "search": "/v1/search",
@@ -57,22 +60,8 @@ CITY_TYPED = ["sao", "sao pau", "rio de", "belo hor", "curitiba", "porto", "camp
 
 
 def sample_documents(es_url: str, alias: str, count: int, seed: int) -> list[dict[str, Any]]:
-    es = Elasticsearch(es_url, request_timeout=60)
-    response = es.search(
-        index=alias,
-        size=count,
-        query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
-        source=[
-            "razao_social",
-            "nome_fantasia",
-            "endereco.uf",
-            "endereco.cep",
-            "endereco.municipio.codigo",
-            "cnae_principal.codigo",
-            "cnpj",
-        ],
-    )
-    return [hit["_source"] for hit in response["hits"]["hits"]]
+    fields = [*SAMPLE_FIELDS, "endereco.cep", "endereco.municipio.codigo", "cnpj"]
+    return sample(Elasticsearch(es_url, request_timeout=60), alias, count, seed, fields)
 
 
 def requests_for(

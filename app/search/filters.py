@@ -23,7 +23,8 @@ from app.search.categories import categories, category_clause
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_TEXT = 200
-MAX_LIST = 27
+MAX_LIST = len(codes.ADDRESS_UFS)
+"""Values of a comma-separated list filter: every UF and `EX`."""
 MAX_LIST_TEXT = 400
 """Characters of a comma-separated list filter (27 UFs by name fit)."""
 FACETS = {

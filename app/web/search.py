@@ -171,7 +171,7 @@ async def city_options(
     itens: list[Any] = []
     if len(raw) >= 2 and not raw.isdigit():
         await draw(request, gate, visita)
-        uf = uf if uf and "," not in uf else None
+        uf = uf.upper() if uf and uf.upper() in codes.UFS else None  # one state, not `EX`
         itens = (await search_cities(backends, BuscaCidade(query=raw, uf=uf, limit=10))).data
     return page(request, visita, "_opcoes_cidade.html", itens=itens)
 

@@ -495,4 +495,7 @@ def test_search_works_without_javascript_and_autocompletes_with_it(
     page.get_by_role("button", name="Buscar").click()
     expect(page).to_have_url(re.compile(r"/busca\?q=karlito\+pneus$"))  # empty fields dropped
     expect(page.locator("article.resultado").first).to_contain_text("CARLITO PNEUS")
+    abroad = plain.request.get("/busca/cidades?municipio=varzea+gr&uf=EX")  # no state: all
+    assert abroad.status == 200
+    assert "Várzea Grande" in abroad.text()
     plain.close()

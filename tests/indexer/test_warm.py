@@ -13,9 +13,10 @@ from app.search import filters as f
 from app.search.service import Etapa, Modo, build_query
 from app.settings import get_settings
 from indexer.cli import app
-from indexer.warm import _typo, searches
+from indexer.warm import _typo, searches, warm
 
 runner = CliRunner()
+SEARCHES = re.compile(r"s: ([\d,]+) searches, [\d,]+/s, took p50 \d+ ms, p95 \d+ ms$")
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -33,6 +34,17 @@ def test_warm_searches_the_alias_and_reports_each_interval(sample_alias: str) ->
     assert intervals[0][0] == "0", output
     total = int(done.group(1).replace(",", ""))
     assert total >= sum(int(n.replace(",", "")) for _, n in intervals) > 0
+
+
+def test_warm_reports_every_interval_and_every_search(es: Elasticsearch, sample_alias: str) -> None:
+    lines: list[str] = []
+    total = warm(es, sample_alias, seconds=3.5, threads=2, every=1.0, report=lines.append)
+    starts = [int(line.split(" s:")[0]) for line in lines]
+    counted = [int(m.group(1).replace(",", "")) for m in map(SEARCHES.search, lines) if m]
+    assert starts == [0, 1, 2, 3], lines
+    assert len(counted) == 4, lines
+    assert all(counted), lines
+    assert sum(counted) == total
 
 
 def test_the_searches_are_the_apis_own() -> None:
@@ -59,8 +71,10 @@ def test_the_searches_are_the_apis_own() -> None:
     assert [body["query"] for body in nameless] == [
         build_query(f.Filtros(uf="SP", cnae="47"), Modo.SEEK, Etapa.TOLERANTE)[0]
     ]
-    abroad = {**document, "endereco": {"uf": "EX"}}  # a foreign address: no UF filter takes it
-    assert [body["query"] for body in searches(abroad, random.Random(1))] == [
+    abroad = {**document, "endereco": {"uf": "EX"}}
+    assert len(list(searches(abroad, random.Random(1)))) == len(sent)
+    garbled = {**document, "endereco": {"uf": "R"}}  # a value no UF filter takes
+    assert [body["query"] for body in searches(garbled, random.Random(1))] == [
         query for query in queries if query not in (seek, by_name)
     ]
 
@@ -94,3 +108,15 @@ def test_warm_fails_cleanly_without_documents(
     code, output = _invoke("--alias", empty, "--seconds", "0")
     assert code == 2
     assert "--seconds" in output
+
+
+def test_warm_stops_at_a_search_elasticsearch_refuses(
+    es: Elasticsearch, new_alias: Callable[[], str]
+) -> None:
+    alias = new_alias()  # an index of other shape: no `cnpj` to sort the hits by
+    es.indices.create(index=f"{alias}-other", aliases={alias: {}})
+    es.index(index=alias, document={"razao_social": "PADARIA BOA VISTA"}, refresh=True)
+    code, output = _invoke("--alias", alias, "--seconds", "30")
+    assert code == 1
+    assert "warm-up failed: Elasticsearch refused a search" in output
+    assert "cnpj" in output
