@@ -48,6 +48,16 @@ class Files:
     partners: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     regimes: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
     """Company root -> (year, forma) rows."""
+    simples: dict[str, list[str]] = field(default_factory=dict)
+    """Company root -> its Simples row (opção pelo Simples in column 1, pelo MEI in 4)."""
+
+    def opting(self, column: int) -> set[str]:
+        """The establishments whose company's Simples row says `S` in `column`."""
+        return {
+            number
+            for number, row in self.establishments.items()
+            if row[0] in self.simples and self.simples[row[0]][column] == "S"
+        }
 
     def newest_forms(self, root: str) -> list[str]:
         rows = self.regimes.get(root, [])
@@ -83,6 +93,9 @@ def read_files(folder: Path) -> Files:
     for path in sorted(folder.glob("Socios*.zip")):
         for row in _rows(path):
             files.partners[row[0]] += 1
+    for path in sorted(folder.glob("Simples*.zip")):
+        for row in _rows(path):
+            files.simples[row[0]] = row
     for name in ("Lucro Real", "Lucro Presumido", "Lucro Arbitrado", "Imunes e Isentas"):
         for row in list(_rows(folder / f"{name}.zip", ","))[1:]:
             root = row[1].replace(".", "").replace("/", "").replace("-", "")[:8]
@@ -169,6 +182,17 @@ def test_seek_by_regime_returns_exactly_the_matching_establishments(
     assert files.with_regime(value), f"the generated month has no {value}"
     assert len(numbers) == len(set(numbers))
     assert set(numbers) == files.with_regime(value)
+
+
+@pytest.mark.parametrize(("name", "column"), [("simples", 1), ("mei", 4)])
+def test_seek_by_simples_or_mei_returns_exactly_the_opting_establishments(
+    api: httpx.Client, files: Files, name: str, column: int
+) -> None:
+    expected = files.opting(column)
+    assert expected, f"the generated month has no {name} company"
+    found = _walk(api, "/v1/seek", {name: "true", "limit": 100})
+    assert {item["cnpj"] for item in found} == expected
+    assert len(found) == len(expected)
 
 
 def test_regime_filter_takes_any_of_several_and_refuses_unknown(
