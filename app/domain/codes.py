@@ -84,6 +84,11 @@ UF = Literal[
     "PB", "PE", "PI", "PR", "RJ", "RN", "RO", "RR", "RS", "SC", "SE", "SP", "TO",
 ]  # fmt: skip
 """A federative unit's abbreviation, as a type (the enum agents see in tool schemas)."""
+ADDRESS_UF = Literal[
+    "AC", "AL", "AM", "AP", "BA", "CE", "DF", "ES", "GO", "MA", "MG", "MS", "MT", "PA",
+    "PB", "PE", "PI", "PR", "RJ", "RN", "RO", "RR", "RS", "SC", "SE", "SP", "TO", "EX",
+]  # fmt: skip
+"""`ADDRESS_UFS` as a type: a federative unit, or `EX` for an address abroad."""
 
 
 UF_NOMES = {

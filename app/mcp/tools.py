@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import msgspec
 
 from app.context import Backends
-from app.domain.codes import UF
+from app.domain.codes import ADDRESS_UF
 from app.domain.record import Empresa
 from app.leads import lots
 from app.leads import service as leads
@@ -87,7 +87,10 @@ class Tool:
 Texto = Annotated[str, msgspec.Meta(min_length=1, max_length=f.MAX_TEXT)]
 Limite = Annotated[int, msgspec.Meta(ge=1, le=f.MAX_LIMIT, description="Itens por página.")]
 Cursor = paging.CursorTexto
-Uf = Annotated[UF, msgspec.Meta(description="Sigla da UF.", examples=["SP"])]
+Uf = Annotated[
+    ADDRESS_UF,
+    msgspec.Meta(description="Sigla da UF; EX para endereço no exterior.", examples=["SP"]),
+]
 ComEmail = Annotated[bool, msgspec.Meta(description="Só empresas com e-mail válido.")]
 ComTelefone = Annotated[bool, msgspec.Meta(description="Só empresas com telefone válido.")]
 Cidade = Annotated[

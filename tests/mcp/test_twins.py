@@ -72,6 +72,13 @@ def test_rest_twin_same_answer_as_tool(
     assert _tool(client, tool, arguments) == rest.json()
 
 
+def test_search_tool_takes_addresses_abroad(client: httpx.Client) -> None:
+    found = _tool(client, "buscar_empresas", {"uf": "EX"})
+    assert found["data"]
+    assert {item["uf"] for item in found["data"]} == {"EX"}
+    assert found == client.get("/v1/seek", params={"uf": "EX"}).json()
+
+
 def test_related_each_kind_finds_what_is_shared(client: httpx.Client) -> None:
     cep, number = SHARED_ADDRESS
     cases = [
