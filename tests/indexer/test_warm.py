@@ -24,6 +24,12 @@ def _invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _release(es: Elasticsearch, alias: str) -> None:
+    """An empty index behind `alias`, named as a release so that the session deletes it."""
+    index = f"{alias}-20260101000000000000"
+    es.indices.create(index=index, aliases={alias: {}}, settings={"number_of_replicas": 0})
+
+
 def test_warm_searches_the_alias_and_reports_each_interval(sample_alias: str) -> None:
     code, output = _invoke("--alias", sample_alias, "--seconds", "3", "--threads", "2")
     assert code == 0, output
@@ -101,7 +107,7 @@ def test_warm_fails_cleanly_without_documents(
     assert code == 1
     assert "warm-up failed: no index or alias no-such-alias-here" in output
     empty = new_alias()
-    es.indices.create(index=f"{empty}-empty", aliases={empty: {}})
+    _release(es, empty)
     code, output = _invoke("--alias", empty, "--seconds", "1")
     assert code == 1
     assert f"warm-up failed: {empty} has no documents to search for" in output
@@ -114,7 +120,7 @@ def test_warm_stops_at_a_search_elasticsearch_refuses(
     es: Elasticsearch, new_alias: Callable[[], str]
 ) -> None:
     alias = new_alias()  # an index of other shape: no `cnpj` to sort the hits by
-    es.indices.create(index=f"{alias}-other", aliases={alias: {}})
+    _release(es, alias)
     es.index(index=alias, document={"razao_social": "PADARIA BOA VISTA"}, refresh=True)
     code, output = _invoke("--alias", alias, "--seconds", "30")
     assert code == 1
