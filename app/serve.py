@@ -3,13 +3,16 @@
 uvicorn trusts `X-Forwarded-For` from loopback by default, which would let any local client
 pick its address; here that option is off and the app applies its own rule (`TRUSTED_PROXIES`,
 `app.auth.address`). Running `uvicorn app.asgi:app` by hand needs `--no-proxy-headers` for
-the same guarantee.
+the same guarantee. Connections speak uvicorn's httptools protocol, each answer sent in one write
+(`app.lib.coalesce`; `--http app.lib.coalesce:GatheringHttpTools` by hand).
 """
 
 from __future__ import annotations
 
 import typer
 import uvicorn
+
+from app.lib.coalesce import GatheringHttpTools
 
 app = typer.Typer(help="Serve the CNPJ registry API.", add_completion=False)
 
@@ -29,4 +32,5 @@ def serve(
         proxy_headers=False,
         server_header=False,
         access_log=False,
+        http=GatheringHttpTools,
     )
