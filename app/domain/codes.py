@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 SITUACAO_CADASTRAL = {
     "01": "NULA",
@@ -36,49 +36,6 @@ FAIXA_ETARIA = {
     "9": "Maiores de 80 anos",
 }
 
-UFS = [
-    "AC",
-    "AL",
-    "AM",
-    "AP",
-    "BA",
-    "CE",
-    "DF",
-    "ES",
-    "GO",
-    "MA",
-    "MG",
-    "MS",
-    "MT",
-    "PA",
-    "PB",
-    "PE",
-    "PI",
-    "PR",
-    "RJ",
-    "RN",
-    "RO",
-    "RR",
-    "RS",
-    "SC",
-    "SE",
-    "SP",
-    "TO",
-]
-"""The 27 federative units; Receita also writes `EX` for addresses abroad."""
-ABROAD = "EX"
-ADDRESS_UFS = [*UFS, ABROAD]
-"""What an establishment's address has for its UF: a federative unit, or `EX` abroad."""
-
-NO_REPRESENTATIVE = "***000000**"
-
-
-def code_key(code: str) -> str:
-    """Lookup key of a numeric code, insensitive to left zero padding (`"005"` == `"5"`)."""
-    stripped = code.strip().lstrip("0")
-    return stripped or ("0" if code.strip() else "")
-
-
 UF = Literal[
     "AC", "AL", "AM", "AP", "BA", "CE", "DF", "ES", "GO", "MA", "MG", "MS", "MT", "PA",
     "PB", "PE", "PI", "PR", "RJ", "RN", "RO", "RR", "RS", "SC", "SE", "SP", "TO",
@@ -88,7 +45,21 @@ ADDRESS_UF = Literal[
     "AC", "AL", "AM", "AP", "BA", "CE", "DF", "ES", "GO", "MA", "MG", "MS", "MT", "PA",
     "PB", "PE", "PI", "PR", "RJ", "RN", "RO", "RR", "RS", "SC", "SE", "SP", "TO", "EX",
 ]  # fmt: skip
-"""`ADDRESS_UFS` as a type: a federative unit, or `EX` for an address abroad."""
+"""An address's UF as a type: a federative unit, or `EX` for an address abroad."""
+UFS: list[str] = list(get_args(UF))
+"""The 27 federative units."""
+ABROAD = "EX"
+ADDRESS_UFS: list[str] = list(get_args(ADDRESS_UF))
+"""What an establishment's address has for its UF: a federative unit, or `EX` abroad."""
+
+
+NO_REPRESENTATIVE = "***000000**"
+
+
+def code_key(code: str) -> str:
+    """Lookup key of a numeric code, insensitive to left zero padding (`"005"` == `"5"`)."""
+    stripped = code.strip().lstrip("0")
+    return stripped or ("0" if code.strip() else "")
 
 
 UF_NOMES = {
@@ -101,6 +72,8 @@ UF_NOMES = {
     "TO": "Tocantins",
 }  # fmt: skip
 """Each UF's name, as IBGE writes it."""
+ADDRESS_UF_NOMES = {**UF_NOMES, ABROAD: "Exterior"}
+"""`UF_NOMES`, and what an address abroad is called."""
 
 UF_IBGE = {
     "RO": "11", "AC": "12", "AM": "13", "RR": "14", "PA": "15", "AP": "16", "TO": "17",

@@ -270,7 +270,7 @@ async def _count_resolved(backends: Backends, resolved: Resolvidos) -> ContagemL
         total=found.hits.total.value,
         com_email=_sub(found, "email"),
         com_telefone=_sub(found, "telefone"),
-        por_uf=labelled(found.buckets("uf"), codes.UF_NOMES),
+        por_uf=labelled(found.buckets("uf"), codes.ADDRESS_UF_NOMES),
         por_porte=labelled(found.buckets("porte"), codes.PORTE),
         segmentos=resolved.segmentos,
         filtros_aplicados=resolved.aplicados,

@@ -273,7 +273,7 @@ async def mapa(backends: Backends, entrada: MapaMercado) -> Mercado:
         filtros=msgspec.to_builtins(entrada),
         total=found.hits.total.value,
         ativas=_count.decode(active).doc_count if active is not None else 0,
-        por_uf=labelled(found.buckets("uf"), codes.UF_NOMES),
+        por_uf=labelled(found.buckets("uf"), codes.ADDRESS_UF_NOMES),
         por_municipio=[
             Cidade(
                 codigo=key,

@@ -79,6 +79,16 @@ def test_search_tool_takes_addresses_abroad(client: httpx.Client) -> None:
     assert found == client.get("/v1/seek", params={"uf": "EX"}).json()
 
 
+def test_market_names_addresses_abroad(client: httpx.Client) -> None:
+    abroad = client.get("/v1/seek", params={"uf": "EX", "limit": 1}).json()["data"][0]
+    division = abroad["cnae_principal"][:2]
+    seek = client.get("/v1/seek", params={"cnae": division, "uf": "EX", "limit": 1}).json()
+    market = client.get("/v1/mercado", params={"segmento": division}).json()
+    counted = {row["codigo"]: row for row in market["por_uf"]}
+    assert counted["EX"] == {"codigo": "EX", "descricao": "Exterior", "total": seek["total"]}
+    assert all(row["descricao"] for row in market["por_uf"])
+
+
 def test_related_each_kind_finds_what_is_shared(client: httpx.Client) -> None:
     cep, number = SHARED_ADDRESS
     cases = [
