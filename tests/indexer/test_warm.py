@@ -6,6 +6,7 @@ import random
 import re
 from collections.abc import Callable
 
+import pytest
 from elasticsearch import Elasticsearch
 from typer.testing import CliRunner
 
@@ -13,7 +14,7 @@ from app.search import filters as f
 from app.search.service import Etapa, Modo, build_query
 from app.settings import get_settings
 from indexer.cli import app
-from indexer.warm import _typo, searches, warm
+from indexer.warm import WarmError, _typo, ready, searches, warm
 
 runner = CliRunner()
 SEARCHES = re.compile(r"s: ([\d,]+) searches, [\d,]+/s, took p50 \d+ ms, p95 \d+ ms$")
@@ -126,3 +127,23 @@ def test_warm_stops_at_a_search_elasticsearch_refuses(
     assert code == 1
     assert "warm-up failed: Elasticsearch refused a search" in output
     assert "cnpj" in output
+
+
+def test_warm_waits_for_the_alias_to_be_searchable_then_gives_up(
+    es: Elasticsearch, new_alias: Callable[[], str]
+) -> None:
+    alias = new_alias()  # its only shard may live on no node: it stays red
+    index = f"{alias}-20260101000000000000"
+    es.indices.create(
+        index=index,
+        aliases={alias: {}},
+        settings={"number_of_replicas": 0, "routing.allocation.require._name": "no-such-node"},
+        wait_for_active_shards="0",
+    )
+    try:
+        with pytest.raises(
+            WarmError, match=rf"^{alias} is not searchable after 1s \(status red\)$"
+        ):
+            ready(es, alias, wait="1s")
+    finally:
+        es.indices.delete(index=index)
