@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from loadgen import bench_key, bench_session, open_loop  # noqa: E402
 from search_eval import spelling_variants, variants  # noqa: E402
 
+from app.domain.codes import ADDRESS_UFS  # noqa: E402
 from indexer.warm import SAMPLE_FIELDS, sample  # noqa: E402
 
 PATHS = {
@@ -83,7 +84,7 @@ def requests_for(
             )
             made.append({"q" if endpoint == "search" else "nome": typed, "limit": "20"})
         elif endpoint == "seek":
-            uf = address.get("uf") or "SP"
+            uf = address.get("uf") if address.get("uf") in ADDRESS_UFS else "SP"  # no dirty UF
             options = [
                 {"uf": uf, "cnae": cnae[:2]},
                 {"nome": name.split(" ")[0] if name else "comercio", "uf": uf},
