@@ -26,7 +26,8 @@ MAX_TEXT = 200
 MAX_LIST = len(codes.ADDRESS_UFS)
 """Values of a comma-separated list filter: every UF and `EX`."""
 MAX_LIST_TEXT = 400
-"""Characters of a comma-separated list filter (27 UFs by name fit)."""
+"""Characters of a comma-separated list filter: several times the longest full list (every UF
+and `EX`, 83 characters; every tax regime by its longest name, 71)."""
 FACETS = {
     "uf": "endereco.uf",
     "cnae": "cnae_principal.grupo.divisao",
