@@ -53,8 +53,20 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
         raise BadRequestError(
             f"webhook_url: no máximo {MAX_URL} caracteres.", {"campo": "webhook_url"}
         )
-    parts = urlsplit(url.strip())
+    url = url.strip()
+    if any(char.isspace() or not char.isprintable() for char in url):
+        raise BadRequestError(
+            "webhook_url: sem espaços nem caracteres de controle na URL.", {"campo": "webhook_url"}
+        )
     schemes = ("https", "http") if allow_http else ("https",)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # an unclosed IPv6 bracket, a port that is not a number or out of range
+        raise BadRequestError(
+            "webhook_url: URL malformada (o endereço entre colchetes ou a porta).",
+            {"campo": "webhook_url"},
+        ) from None
     if parts.scheme not in schemes or not parts.hostname:
         raise BadRequestError(
             "webhook_url: use uma URL https://" + (" ou http://" if allow_http else "") + ".",
@@ -62,10 +74,13 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
         )
     if parts.username or parts.password:
         raise BadRequestError("webhook_url: sem usuário e senha na URL.", {"campo": "webhook_url"})
+    if port == 0:
+        raise BadRequestError("webhook_url: porta de 1 a 65535.", {"campo": "webhook_url"})
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
         infos = await asyncio.get_running_loop().getaddrinfo(
-            parts.hostname, port, type=socket.SOCK_STREAM
+            parts.hostname,
+            port or (443 if parts.scheme == "https" else 80),
+            type=socket.SOCK_STREAM,
         )
     except (OSError, ValueError):
         raise BadRequestError(
@@ -79,7 +94,7 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
             "endereço público.",
             details={"campo": "webhook_url", "enderecos": refused[:5]},
         )
-    return url.strip()
+    return url
 
 
 def networks_of(raw: str) -> list[Network]:

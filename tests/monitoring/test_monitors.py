@@ -53,6 +53,17 @@ def test_create_monitor_secret_once_and_listing(
         ),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[fe80::1]/x"}, 400, "webhook_url"),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://nao-existe.invalid/x"}, 400, "webhook_url"),
+        # control characters (PostgreSQL text takes no NUL; a newline would split a header),
+        # an unclosed IPv6 bracket, ports out of range: refused before any lookup
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34/h\x00k"}, 400, "webhook_url"),
+        (
+            {"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34/h\nX-Injected: 1"},
+            400,
+            "webhook_url",
+        ),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2606:2800:220:1::/h"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34:0/h"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34:99999/h"}, 400, "webhook_url"),
         (
             {"cnpj": SAMPLE_CNPJ, "webhook_url": "https://example.com/x", "eventos": ["outro"]},
             400,
