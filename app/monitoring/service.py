@@ -47,6 +47,10 @@ VERIFICAR = Operacao("verificar_monitoramento", None)
 TESTAR = Operacao("testar_monitoramento", None)
 
 Evento = Literal["empresa.alterada", "empresa.removida"]
+TipoEvento = Literal[
+    "empresa.alterada", "empresa.removida", "monitor.teste", "lote.concluido", "lote.falhou"
+]
+"""Every event the delivery log holds (monitors' and lead lots')."""
 Url = Annotated[
     str,
     msgspec.Meta(
@@ -133,7 +137,7 @@ MonitorId = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
 class FiltroTentativas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     monitor: MonitorId | None = None
-    evento: Annotated[str, msgspec.Meta(max_length=40)] | None = None
+    evento: TipoEvento | None = None
     ok: bool | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
     cursor: paging.CursorTexto | None = None

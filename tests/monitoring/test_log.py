@@ -4,10 +4,12 @@ or foreign cursors refused, another account's event out of reach; and the unpref
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 
+from app.leads import lots
+from app.monitoring import service
 from tests.conftest import Issued, MakeKey, Server
 from tests.monitoring.conftest import age_baselines, create_monitor, force_change, log_of
 from tests.peers import Receiver, Worker, until
@@ -143,3 +145,20 @@ def test_unprefixed_monitoring_routes_answer_like_their_v1_twins(
         assert changed["entrega_id"]
         assert changed["mudancas"][0]["antes"] == "NOME ANTIGO LTDA"
         assert client.post("/me/monitoramentos", json={"cnpj": "123"}).status_code == 400
+
+
+def test_log_filter_takes_only_known_events(server: Server, make_key: MakeKey) -> None:
+    """`evento` is one of the events the log holds: anything else (a NUL byte among them,
+    which PostgreSQL's text cannot hold) is a 400 naming the field, never a 500."""
+    key = make_key()
+    for evento in ("empresa.alterada", "monitor.teste", "lote.concluido"):
+        assert _page(server, key, evento=evento).status_code == 200
+    for evento in ("a\x00b", "outro", "x" * 41):
+        response = _page(server, key, evento=evento)
+        assert response.status_code == 400, response.text
+        assert "evento" in response.text
+
+
+def test_log_event_names_cover_every_event_raised() -> None:
+    raised = {*service.EVENTS, service.TEST_EVENT, lots.EVENT_DONE, lots.EVENT_FAILED}
+    assert set(get_args(service.TipoEvento)) == raised
