@@ -12,6 +12,8 @@ from operator import mul
 from typing import NamedTuple
 
 LENGTH = 14
+MAX_INPUT = 64
+"""Characters of the longest input read as a CNPJ (formatting and spaces included)."""
 _BODY = re.compile(r"[0-9A-Z]{12}")
 _DIGITS = re.compile(r"[0-9]{2}")
 _PUNCTUATION = re.compile(r"[\s./\-]")
@@ -61,8 +63,10 @@ class Check(NamedTuple):
 
 
 def clean(raw: str) -> str:
-    """Strip formatting (dots, slash, dash, spaces) and upper-case letters."""
-    return _PUNCTUATION.sub("", raw).upper()
+    """Strip formatting (dots, slash, dash, spaces) and upper-case letters (ASCII ones only:
+    `ſ` and `ı` upper-case to `S` and `I`, and a CNPJ has neither)."""
+    stripped = _PUNCTUATION.sub("", raw)
+    return stripped.upper() if stripped.isascii() else stripped
 
 
 def check_digit(body: str) -> str:
@@ -85,9 +89,12 @@ def _digit(total: int) -> str:
 
 
 def check(raw: str) -> Check:
-    """Validate a CNPJ typed by a person or read from a file."""
+    """Validate a CNPJ typed by a person or read from a file; over `MAX_INPUT` characters,
+    formatted or not, is the wrong length (nothing is cut off to make it fit)."""
     if len(raw) == LENGTH and raw.isascii() and raw.isdigit():
         value = raw  # the common case, already clean
+    elif len(raw) > MAX_INPUT:
+        return Check("", Problem.LENGTH)
     else:
         value = clean(raw)
         if not value:

@@ -50,7 +50,7 @@ class ContatoEmpresa(Contato, frozen=True, kw_only=True):
 
 def parse_cnpj(raw: str) -> str:
     """The 14-character CNPJ in `raw` (formatted or not), or a 400 naming the problem."""
-    checked = cnpj.check(raw[:64])
+    checked = cnpj.check(raw)
     if checked.problem is not None:
         raise BadRequestError(
             f"CNPJ inválido: {cnpj.MESSAGES[checked.problem]}",

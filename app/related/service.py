@@ -190,7 +190,7 @@ def _shared(tipo: str, source: Fonte, alvo: _Alvo) -> list[str]:
 
 async def relacionadas(backends: Backends, entrada: BuscaRelacionadas) -> Relacionadas:
     """One page of the companies sharing the value (or the CNPJ's values), by CNPJ."""
-    number = cnpj.check(entrada.value[:64])
+    number = cnpj.check(entrada.value)
     if number.valid:
         alvo = await _from_company(backends, entrada.kind, number.cnpj)
     else:

@@ -11,7 +11,6 @@ from app.domain import cnpj
 from app.lib.operations import Operacao
 
 VALIDAR_CNPJ = Operacao("validar_cnpj", None)
-MAX_INPUT = 64
 
 
 class Validacao(msgspec.Struct, kw_only=True):
@@ -27,15 +26,10 @@ class Validacao(msgspec.Struct, kw_only=True):
 
 
 def validate(raw: str) -> Validacao:
-    checked = cnpj.check(raw[:MAX_INPUT]) if len(raw) <= MAX_INPUT else None
-    if checked is None:
-        return Validacao(
-            entrada=raw[:MAX_INPUT], cnpj="", valido=False, motivo=cnpj.Problem.LENGTH.value,
-            mensagem=cnpj.MESSAGES[cnpj.Problem.LENGTH], formatado=None, alfanumerico=False,
-        )  # fmt: skip
+    checked = cnpj.check(raw)
     problem = checked.problem
     return Validacao(
-        entrada=raw,
+        entrada=raw[: cnpj.MAX_INPUT],
         cnpj=checked.cnpj,
         valido=problem is None,
         motivo=problem.value if problem else None,

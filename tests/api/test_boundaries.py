@@ -93,6 +93,18 @@ def test_validation_input_sixty_four_checked_sixty_five_too_long(api: httpx.Clie
     assert len(too_long["entrada"]) == 64
 
 
+def test_lookup_and_batch_take_sixty_four_characters_like_validation(api: httpx.Client) -> None:
+    padded = "33.683.111/0002-80".ljust(64, " ")  # valid, and not in the sample: 404
+    looked_up = api.get(f"/v1/cnpj/{padded}")
+    assert looked_up.status_code == 404, looked_up.text
+    too_long = api.get(f"/v1/cnpj/{padded}GARBAGE")
+    assert too_long.status_code == 400, too_long.text
+    assert too_long.json()["details"]["motivo"] == "tamanho"
+    items = api.post("/v1/cnpj/lote", json=[padded, padded + " "]).json()["data"]
+    assert [item["status"] for item in items] == ["nao_encontrado", "invalido"]
+    assert items[1]["motivo"] == "tamanho"
+
+
 def test_body_cap_exact(api: httpx.Client) -> None:
     cap = Settings().max_body_size
     body = b'{"q": "serpro", "cnae": "' + b" " * (cap - 27) + b'"}'

@@ -47,14 +47,17 @@ def oracles_accept(raw: str) -> bool:
 
 def expected_problem(raw: str) -> cnpj.Problem | None:
     """The problem the documented checks find, in their documented order (punctuation `. / -`
-    and whitespace stripped, letters upper-cased); the check digits come from stdnum."""
-    value = re.sub(r"[\s./\-]", "", raw).upper()
+    and whitespace stripped, ASCII letters upper-cased); the check digits come from stdnum."""
+    value = re.sub(r"[\s./\-]", "", raw)
+    value = value.upper() if value.isascii() else value
     if not value:
         return cnpj.Problem.EMPTY
     if len(value) != 14:
         return cnpj.Problem.LENGTH
     if not re.fullmatch(r"[0-9A-Z]{12}[0-9]{2}", value):
         return cnpj.Problem.CHARACTERS
+    if value[:12] == "0" * 12:
+        return cnpj.Problem.ZEROS
     digits = oracle_digits(value[:12])
     if value[12] != digits[0]:
         return cnpj.Problem.FIRST_DIGIT
@@ -135,6 +138,10 @@ def test_check_published_examples_exact_outcome(
         ("12ABC34501DE3A", "12ABC34501DE3A", cnpj.Problem.CHARACTERS),
         ("12ABC34501D_35", "12ABC34501D_35", cnpj.Problem.CHARACTERS),
         ("١٢ABC34501DE35", "١٢ABC34501DE35", cnpj.Problem.CHARACTERS),
+        # `ſ`.upper() is `S`: only ASCII letters are upper-cased
+        ("12abcſ4501de09", "12abcſ4501de09", cnpj.Problem.CHARACTERS),
+        # a valid CNPJ padded past 64 characters is not cut back to one
+        ("33.683.111/0002-80".ljust(65), "", cnpj.Problem.LENGTH),
     ],
 )
 def test_check_malformed_input_named_problem(raw: str, cleaned: str, problem: cnpj.Problem) -> None:
