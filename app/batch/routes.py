@@ -8,7 +8,14 @@ from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from app.batch.service import CONSULTAR_LOTE, MAX_ITEMS, Lote, lookup_batch, parse_body
+from app.batch.service import (
+    CONSULTAR_LOTE,
+    MAX_ITEMS,
+    Lote,
+    check_batch,
+    lookup_batch,
+    parse_body,
+)
 from app.context import Backends
 from app.errors import ErrorBody
 from app.lib.documented_bodies import CNPJ_FORMAT
@@ -63,6 +70,6 @@ what a client sends is CNPJs."""
 async def batch_lookup(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    inputs = parse_body(await request.body())
-    await meter(request, CONSULTAR_LOTE, units=len(inputs))
-    return json_response(await lookup_batch(backends, inputs))
+    items = check_batch(parse_body(await request.body()))
+    await meter(request, CONSULTAR_LOTE, units=len(items))
+    return json_response(await lookup_batch(backends, items))

@@ -100,23 +100,29 @@ def _refuse_duplicates(items: list[ItemEscrito]) -> None:
         )
 
 
-async def lookup_batch(backends: Backends, inputs: list[Any]) -> LoteEscrito:
+def check_batch(inputs: list[Any]) -> list[ItemEscrito]:
+    """Each input checked (`invalido` with the reason, or the CNPJ to look up), in input order;
+    400 when a valid CNPJ comes twice, before anything is counted or looked up."""
     items: list[ItemEscrito] = []
-    wanted: dict[str, None] = {}
     for raw in inputs:
         if not isinstance(raw, str):
             items.append(ItemEscrito(entrada=raw, status="invalido", motivo="tipo"))
             continue
-        checked = cnpj.check(raw[:64])
+        checked = cnpj.check(raw)
         if checked.problem is not None:
             items.append(ItemEscrito(entrada=raw, status="invalido", motivo=checked.problem.value))
         else:
-            wanted[checked.cnpj] = None
             items.append(ItemEscrito(entrada=raw, status="", cnpj=checked.cnpj))
     _refuse_duplicates(items)
+    return items
+
+
+async def lookup_batch(backends: Backends, items: list[ItemEscrito]) -> LoteEscrito:
+    """The records of the checked `items` (`check_batch`), one read for the whole batch."""
+    wanted = [item.cnpj for item in items if item.status == "" and item.cnpj is not None]
     found: dict[str, Stored] = {}
     if wanted:
-        found = {record.cnpj: record for record in await stored_records_of(backends, list(wanted))}
+        found = {record.cnpj: record for record in await stored_records_of(backends, wanted)}
     hits = 0
     for item in items:
         if item.status == "" and item.cnpj is not None:

@@ -40,6 +40,8 @@ def test_batch_duplicate_cnpj_400_naming_positions(api: httpx.Client) -> None:
     assert body["error"] == "Bad Request"
     assert SERPRO in body["message"]
     assert body["details"]["duplicados"] == [{"cnpj": SERPRO, "posicoes": [0, 2]}]
+    # refused before it is counted: the window is not charged for the four items
+    assert response.headers.get("X-RateLimit-Cost") != str(len(items))
 
 
 def test_batch_object_body_and_alias_path(api: httpx.Client) -> None:
