@@ -42,9 +42,15 @@ class BadRequestError(AppError):
 
 
 class UnauthorizedError(AppError):
-    """401: key missing, malformed, unknown, revoked, or sent outside `Authorization: Bearer`."""
+    """401: key missing, malformed, unknown, revoked, or sent outside `Authorization: Bearer`.
+    Says which scheme to use (`WWW-Authenticate: Bearer`, RFC 9110 and RFC 6750)."""
 
     status = HTTPStatus.UNAUTHORIZED
+
+    def __init__(
+        self, message: str, details: Any = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message, details, {"WWW-Authenticate": "Bearer", **(headers or {})})
 
 
 class ForbiddenError(AppError):

@@ -49,7 +49,10 @@ per process waits for the pool's timeout while PostgreSQL is away)."""
 log = logging.getLogger("app.auth")
 MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
 INVALID = "Token inválido ou expirado."
-ELSEWHERE = "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL."
+ELSEWHERE = (
+    "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL nem em outro "
+    "cabeçalho."
+)
 STRAY_QUERY = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token"})
 STRAY_HEADERS = frozenset(
     {"x-api-key", "api-key", "apikey", "x-api-token", "x-auth-token", "x-access-token", "token"}

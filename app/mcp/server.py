@@ -84,8 +84,7 @@ def access_failure(error: AppError, public_url: str = "") -> RpcError:
     """An access refusal as the JSON-RPC error the HTTP status travels with."""
     data: dict[str, Any] | None = None
     headers = dict(error.headers)
-    if error.status == HTTPStatus.UNAUTHORIZED:
-        headers["WWW-Authenticate"] = "Bearer"
+    if error.status == HTTPStatus.UNAUTHORIZED:  # its headers say `WWW-Authenticate: Bearer`
         base = public_url.rstrip("/")
         data = {
             "como_obter_uma_chave": (

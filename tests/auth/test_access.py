@@ -16,6 +16,7 @@ VALIDATE = "/v1/cnpj/validar/11222333000181"
 
 def assert_unauthorized(response: httpx.Response, key: str | None = None) -> None:
     assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
     body = response.json()
     assert set(body) == {"error", "message"}
     assert body["error"] == "Unauthorized"
