@@ -46,7 +46,7 @@ related = query_route(
 
 
 @get(
-    ["/v1/similares/{cnpj:str}", "/similares/{cnpj:str}"],
+    ["/v1/similares/{cnpj:path}", "/similares/{cnpj:path}"],
     summary="Companies similar to a CNPJ",
     description=(
         "Active companies of the same CNAE class as the CNPJ, in its município, its UF "

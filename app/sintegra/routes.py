@@ -7,9 +7,10 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery
+from litestar.params import FromPath
 
 from app.context import Backends
+from app.lib.body import convert, single_values
 from app.lib.operations import meter
 from app.lib.responses import json_response
 from app.lookup.routes import ERRORS
@@ -32,13 +33,13 @@ from app.sintegra.service import CONSULTAR_SINTEGRA, ConsultaSintegra, Sintegra,
         **ERRORS,
     },
     tags=["CNPJ"],
-    opt={"query": ("uf",)},
+    opt={"query": ("uf",), "query_struct": ConsultaSintegra},
 )
 async def state_registrations(
     request: Request[Any, Any, Any],
     cnpj: FromPath[str],
     backends: NamedDependency[Backends],
-    uf: FromQuery[str | None] = None,
 ) -> Response[bytes]:
     await meter(request, CONSULTAR_SINTEGRA)
-    return json_response(await inscricoes(backends, ConsultaSintegra(cnpj=cnpj, uf=uf)))
+    params = {**single_values(request.query_params.dict()), "cnpj": cnpj}
+    return json_response(await inscricoes(backends, convert(params, ConsultaSintegra)))

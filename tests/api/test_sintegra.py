@@ -134,10 +134,15 @@ def test_registrations_also_in_full_record(api: httpx.Client) -> None:
         (f"/sintegra/{MISTER}", {"uf": "XX"}, 400, "uf"),
         (f"/sintegra/{MISTER}", {"uf": ""}, 400, "uf"),
         (f"/sintegra/{MISTER}", {"estado": "SP"}, 400, None),
+        (f"/sintegra/{MISTER}", [("uf", "SP"), ("uf", "BA")], 400, "uf"),  # repeated
     ],
 )
 def test_sintegra_errors(
-    api: httpx.Client, path: str, params: dict[str, str], status: int, field: str | None
+    api: httpx.Client,
+    path: str,
+    params: dict[str, str] | list[tuple[str, str]],
+    status: int,
+    field: str | None,
 ) -> None:
     response = api.get(path, params=params)
     assert response.status_code == status, response.text

@@ -151,6 +151,10 @@ def test_similar_scope_narrows_and_reasons_explain(client: httpx.Client) -> None
         for scope in ("municipio", "uf", "brasil")
     }
     assert found["municipio"]["total"] <= found["uf"]["total"] <= found["brasil"]["total"]
+    formatted = f"{SAMPLE_CNPJ[:2]}.{SAMPLE_CNPJ[2:5]}.{SAMPLE_CNPJ[5:8]}/{SAMPLE_CNPJ[8:12]}-"
+    same = client.get(f"/v1/similares/{formatted}{SAMPLE_CNPJ[12:]}", params={"limit": 50})
+    assert same.status_code == 200, same.text  # the slash of a formatted CNPJ, as in lookups
+    assert same.json() == found["uf"]
     klass = origin["cnae_principal"]["grupo"]["classe"]
     for scope, body in found.items():
         for item in body["data"]:
