@@ -95,6 +95,11 @@ def _phone_key(ddd: str | None, numero: str) -> str:
     return f"{ddd or ''}{numero}"
 
 
+def phone_label(ddd: str | None, numero: str) -> str:
+    """A phone as `em_comum` shows it: `(41) 33334444`, or the number alone without a DDD."""
+    return f"({ddd}) {numero}" if ddd else numero
+
+
 def _phones_clause(pairs: list[tuple[str | None, str]]) -> dict[str, Any]:
     should = []
     for ddd, numero in pairs:
@@ -148,7 +153,7 @@ async def _from_company(backends: Backends, tipo: str, number: str) -> _Alvo:
         clause = {"terms": {"busca.socios_chaves": list(labels)}} if labels else None
     elif tipo == "telefone":
         pairs = [(t.ddd, t.numero) for t in company.contato.telefones]
-        labels = {_phone_key(ddd, numero): f"({ddd}) {numero}" for ddd, numero in pairs}
+        labels = {_phone_key(ddd, numero): phone_label(ddd, numero) for ddd, numero in pairs}
         clause = _phones_clause(pairs) if pairs else None
     elif tipo == "email":
         labels = {email.lower(): email.lower() for email in company.contato.emails}
