@@ -72,6 +72,7 @@ class RpcError(Exception):
         status: int = HTTPStatus.OK,
         data: Any = None,
         headers: dict[str, str] | None = None,
+        request_id: Id = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -79,6 +80,8 @@ class RpcError(Exception):
         self.status = status
         self.data = data
         self.headers = headers or {}
+        self.request_id = request_id
+        """The id of the request refused, when it could be read (null otherwise)."""
 
 
 class Reply(msgspec.Struct, kw_only=True):
@@ -109,7 +112,8 @@ def parse(raw: bytes) -> Message:
             status=400,
         )
     request_id = value.get("id") if isinstance(value, dict) else None
-    request_id = request_id if isinstance(request_id, (int, str)) else None
+    if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
+        request_id = None
     try:
         message = msgspec.convert(value, Message)
     except (msgspec.ValidationError, RecursionError):
@@ -118,9 +122,31 @@ def parse(raw: bytes) -> Message:
             "Invalid Request: esperado um objeto JSON-RPC 2.0 (jsonrpc, method, id, params).",
             status=400,
             data={"id": request_id},
+            request_id=request_id,
         ) from None
-    if message.jsonrpc != "2.0" or (message.method is None and message.is_notification):
-        raise RpcError(INVALID_REQUEST, 'Invalid Request: jsonrpc deve ser "2.0".', status=400)
+    if message.jsonrpc != "2.0":
+        raise RpcError(
+            INVALID_REQUEST,
+            'Invalid Request: jsonrpc deve ser "2.0".',
+            status=400,
+            request_id=request_id,
+        )
+    if message.method is None and (
+        message.is_notification
+        or (message.result is msgspec.UNSET and message.error is msgspec.UNSET)
+    ):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: sem method (uma requisição) nem result ou error (uma resposta).",
+            status=400,
+            request_id=request_id,
+        )
+    if message.method is not None and not message.is_notification and message.id is None:
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: o id de uma requisição não pode ser null.",
+            status=400,
+        )
     return message
 
 

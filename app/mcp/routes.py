@@ -129,7 +129,7 @@ async def mcp_post(
         )
         result = await server.dispatch(context, message.method, message.params)
     except RpcError as failure:
-        return _failure(request_id, failure)
+        return _failure(request_id if request_id is not None else failure.request_id, failure)
     except AppError as error:
         return _failure(request_id, _as_failure(error))
     except (ApiError, TransportError) as error:

@@ -110,6 +110,15 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         protocol.INVALID_REQUEST,
     )
     _error(anonymous.post("/mcp", json={"id": 1, "method": "ping"}), 400, protocol.INVALID_REQUEST)
+    # a request's id may not be null; an id that can be read is kept in the error's answer
+    null_id = {"jsonrpc": "2.0", "id": None, "method": "ping"}
+    _error(anonymous.post("/mcp", json=null_id), 400, protocol.INVALID_REQUEST)
+    listed = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": [1]}
+    assert _error(anonymous.post("/mcp", json=listed), 400, protocol.INVALID_REQUEST)["id"] == 7
+    neither = {"jsonrpc": "2.0", "id": 8}  # neither a request nor a response
+    assert _error(anonymous.post("/mcp", json=neither), 400, protocol.INVALID_REQUEST)["id"] == 8
+    answer = anonymous.post("/mcp", json={"jsonrpc": "2.0", "id": 9, "result": {}})
+    assert answer.status_code == 202  # a response to the server: nothing to answer
     assert (
         _error(rpc(anonymous, "no/such/method", request_id=9), 200, protocol.METHOD_NOT_FOUND)["id"]
         == 9
