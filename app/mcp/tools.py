@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import msgspec
 
 from app.context import Backends
-from app.domain.codes import ADDRESS_UF
 from app.domain.record import Empresa
 from app.leads import lots
 from app.leads import service as leads
@@ -88,8 +87,14 @@ Texto = Annotated[str, msgspec.Meta(min_length=1, max_length=f.MAX_TEXT)]
 Limite = Annotated[int, msgspec.Meta(ge=1, le=f.MAX_LIMIT, description="Itens por página.")]
 Cursor = paging.CursorTexto
 Uf = Annotated[
-    ADDRESS_UF,
-    msgspec.Meta(description="Sigla da UF; EX para endereço no exterior.", examples=["SP"]),
+    str,
+    msgspec.Meta(
+        max_length=f.MAX_LIST_TEXT,
+        description="Sigla da UF, ou siglas separadas por vírgula; EX para endereço no exterior.",
+        examples=["SP", "SP,RJ"],
+        # documented only: the search reads it as REST's `uf` (either case), naming a bad one
+        extra_json_schema={"pattern": f.UF_LIST},
+    ),
 ]
 ComEmail = Annotated[bool, msgspec.Meta(description="Só empresas com e-mail válido.")]
 ComTelefone = Annotated[bool, msgspec.Meta(description="Só empresas com telefone válido.")]

@@ -79,6 +79,23 @@ def test_search_tool_takes_addresses_abroad(client: httpx.Client) -> None:
     assert found == client.get("/v1/seek", params={"uf": "EX"}).json()
 
 
+def test_search_tools_read_uf_like_rest(client: httpx.Client) -> None:
+    """Either case and a list, as `/v1/seek` reads them; a bad one named like REST names it."""
+    for uf in ("pr", "PR,sc"):
+        for tool, extra in (
+            ("buscar_empresas", {}),
+            ("buscar_empresas_por_regiao_cnae", {"cnae": "5611"}),
+        ):
+            found = _tool(client, tool, {"uf": uf, "limit": 5, **extra})
+            assert found == client.get("/v1/seek", params={"uf": uf, "limit": 5, **extra}).json()
+            assert found["data"]
+    result = rpc(
+        client, "tools/call", {"name": "buscar_empresas", "arguments": {"uf": "XX"}}
+    ).json()["result"]
+    assert result["isError"] is True
+    assert "uf" in result["content"][0]["text"]
+
+
 def test_market_names_addresses_abroad(client: httpx.Client) -> None:
     abroad = client.get("/v1/seek", params={"uf": "EX", "limit": 1}).json()["data"][0]
     division = abroad["cnae_principal"][:2]
