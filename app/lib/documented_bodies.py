@@ -97,6 +97,18 @@ def to_schema(raw: dict[str, Any]) -> Schema:
     return Schema(**values)
 
 
+def settled(properties: dict[str, Any]) -> dict[str, Any]:
+    """`properties` without a `default` their `const` refuses: a confirmation whose Struct
+    default is false (so leaving it out is a 400 that says what to confirm) is still shown as
+    one that must be sent, true."""
+    return {
+        name: {key: value for key, value in node.items() if key != "default"}
+        if isinstance(node, dict) and "const" in node and node.get("default") != node["const"]
+        else node
+        for name, node in properties.items()
+    }
+
+
 def body_schema(
     kind: type[Any], fields: tuple[str, ...] | None = None, rules: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -107,6 +119,8 @@ def body_schema(
     if fields is not None:
         raw["properties"] = {k: v for k, v in raw["properties"].items() if k in fields}
         raw["required"] = [k for k in raw.get("required", ()) if k in fields]
+    if "properties" in raw:
+        raw["properties"] = settled(raw["properties"])
     return {**raw, **getattr(kind, "__schema_rules__", {}), **(rules or {})}
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 
+from app.lib.documented_bodies import settled
+
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -27,12 +29,20 @@ def _numbers(node: Any) -> Any:
 
 
 def object_schema(kind: Any) -> dict[str, Any]:
-    """The JSON Schema of Struct `kind`, with an object at the top."""
+    """The JSON Schema of Struct `kind`, with an object at the top, and the fields its
+    `__schema_rules__` require (as REST documents them). The rules' combinators (`anyOf`: an
+    activity or a place) stay out of a tool's schema, since several agent platforms refuse them
+    at its top; the tool's description states them and the service checks them."""
     generated: dict[str, Any] = _numbers(msgspec.json.schema(kind))
     definitions: dict[str, Any] = generated.pop("$defs", {})
     reference = generated.get("$ref", "")
     top = definitions.pop(reference.rsplit("/", 1)[-1], generated) if reference else generated
     schema = {"$schema": DRAFT, **top}
+    if "properties" in schema:
+        schema["properties"] = settled(schema["properties"])
+    required = getattr(kind, "__schema_rules__", {}).get("required")
+    if required is not None:
+        schema["required"] = list(required)
     if definitions:
         schema["$defs"] = definitions
     return schema

@@ -351,3 +351,19 @@ def test_any_tool_arguments_result_or_tool_error(
     result = response.json()["result"]
     assert result["content"][0]["text"]
     assert result.get("isError", False) or "structuredContent" in result
+
+
+def test_lot_tool_schema_requires_what_rest_requires(anonymous: httpx.Client) -> None:
+    """`criar_lote_leads` asks for the fields `POST /v1/me/lotes` requires, and both show each
+    confirmation as one that must be true (no default its `const` would refuse)."""
+    tools = {t["name"]: t for t in rpc(anonymous, "tools/list").json()["result"]["tools"]}
+    schema = tools["criar_lote_leads"]["inputSchema"]
+    rest = anonymous.get("/schema/openapi.json").json()["paths"]["/v1/me/lotes"]["post"]
+    body = rest["requestBody"]["content"]["application/json"]["schema"]
+    assert set(schema["required"]) == set(body["required"]) >= {"confirmar_lgpd", "quantidade"}
+    for name in ("confirmar_lgpd", "uso_responsavel"):
+        for shown in (schema["properties"][name], body["properties"][name]):
+            assert shown["const"] is True
+            assert "default" not in shown
+    for tool in tools.values():  # no combinator at the top of any tool's schema
+        assert not {"anyOf", "oneOf", "allOf"} & set(tool["inputSchema"])
