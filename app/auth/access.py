@@ -11,6 +11,13 @@ from enum import StrEnum
 import msgspec
 from litestar.openapi.spec import SecurityRequirement, SecurityScheme
 
+ELSEWHERE = (
+    "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL nem em outro "
+    "cabeçalho."
+)
+STRAY_QUERY = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token"})
+"""Query parameters a key is refused in (401, before anything else reads the request)."""
+
 ANONYMOUS_LIMIT = 3
 """Requests per rolling minute per IP address without a token (spec §8)."""
 

@@ -29,7 +29,7 @@ from app.accounts import keys
 from app.accounts.repository import Credencial, find_credential
 from app.audit.repository import Entrada
 from app.audit.writer import AuditWriter
-from app.auth.access import ANONYMOUS_LIMIT, Identity
+from app.auth.access import ANONYMOUS_LIMIT, ELSEWHERE, STRAY_QUERY, Identity
 from app.auth.address import Address, Network, client_address, in_any, window_key
 from app.auth.credentials import TTL, CredentialCache
 from app.errors import (
@@ -49,11 +49,6 @@ per process waits for the pool's timeout while PostgreSQL is away)."""
 log = logging.getLogger("app.auth")
 MISSING = "Token ausente: envie o cabeçalho Authorization: Bearer <API_KEY>."
 INVALID = "Token inválido ou expirado."
-ELSEWHERE = (
-    "A chave vai só no cabeçalho Authorization: Bearer <API_KEY>, nunca na URL nem em outro "
-    "cabeçalho."
-)
-STRAY_QUERY = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token"})
 STRAY_HEADERS = frozenset(
     {"x-api-key", "api-key", "apikey", "x-api-token", "x-auth-token", "x-access-token", "token"}
 )

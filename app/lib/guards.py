@@ -7,7 +7,8 @@ from typing import Any
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from app.errors import BadRequestError
+from app.auth.access import ELSEWHERE, STRAY_QUERY
+from app.errors import BadRequestError, UnauthorizedError
 
 
 async def reject_unknown_query(
@@ -17,7 +18,10 @@ async def reject_unknown_query(
     so a typo in a filter is an error instead of being silently ignored. A coroutine: Litestar
     runs a plain function guard in a worker thread, a hop on every request."""
     allowed: frozenset[str] = frozenset(handler.opt.get("query", ()))
-    unknown = sorted(set(connection.query_params) - allowed)
+    given = set(connection.query_params)
+    if {name.lower() for name in given} & STRAY_QUERY:
+        raise UnauthorizedError(ELSEWHERE)  # a key in the URL, on any route
+    unknown = sorted(given - allowed)
     if unknown:
         raise BadRequestError(
             f"Parâmetro(s) desconhecido(s): {', '.join(unknown)}.",

@@ -17,6 +17,7 @@ import msgspec
 from elasticsearch import ApiError, TransportError
 from litestar import Request, Response, post, route
 from litestar.di import NamedDependency
+from litestar.exceptions import HTTPException
 
 from app.auth.access import NO_TOKEN, Access
 from app.auth.middleware import access
@@ -85,6 +86,28 @@ def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> No
         )
 
 
+def _refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -> Response[bytes]:
+    """What is refused before the message is read (a query parameter, a body over the cap, a
+    key in the URL) as a JSON-RPC error, with the same HTTP status and headers."""
+    if isinstance(error, AppError):
+        failure = server.access_failure(error, request.app.state.backends.settings.public_url)
+        if error.status in (HTTPStatus.BAD_REQUEST, HTTPStatus.REQUEST_ENTITY_TOO_LARGE):
+            failure = RpcError(
+                INVALID_REQUEST, error.message, status=error.status, data=error.details
+            )
+    else:
+        status = error.status_code
+        failure = RpcError(
+            INVALID_REQUEST, error.detail or HTTPStatus(status).phrase, status=status,
+            headers={k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"},
+        )  # fmt: skip
+    return _failure(None, failure)
+
+
+REFUSALS = {AppError: _refused, HTTPException: _refused}
+"""The route's own exception handlers: its refusals keep the JSON-RPC shape."""
+
+
 def _as_failure(error: AppError) -> RpcError:
     """A failure outside a tool (a resource, a completion) as a JSON-RPC error."""
     if error.status == HTTPStatus.NOT_FOUND:
@@ -108,6 +131,7 @@ def _as_failure(error: AppError) -> RpcError:
     security=NO_TOKEN,
     tags=["Agentes (MCP)"],
     include_in_schema=True,
+    exception_handlers=REFUSALS,  # type: ignore[arg-type]
 )
 async def mcp_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -139,7 +163,7 @@ async def mcp_post(
 
 @route(
     PATHS,
-    http_method=["GET", "DELETE"],
+    http_method=["GET", "DELETE", "PUT", "PATCH"],
     status_code=405,
     include_in_schema=False,
     opt={"access": Access.OPEN},

@@ -207,3 +207,11 @@ def test_ipv6_allowlist_checked_on_ipv6_and_ipv4_callers(
             assert v6.get(VALIDATE, headers=_bearer(other["api_key"])).status_code == 403
         with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=10) as v4:
             assert v4.get(VALIDATE, headers=only_v6).status_code == 403
+
+
+def test_options_needs_no_key_and_shows_no_data(api_server: Server) -> None:
+    with api_server.client(headers={}) as client:
+        response = client.options(PROTECTED)
+    assert response.status_code == 204, response.text
+    assert "GET" in response.headers["Allow"]
+    assert response.content == b""

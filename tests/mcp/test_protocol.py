@@ -240,12 +240,28 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
     )
 
 
-def test_get_and_delete_405_allow_post(anonymous: httpx.Client) -> None:
-    for method in ("GET", "DELETE"):
-        for path in ("/mcp", "/api/mcp"):
+def test_other_methods_405_allow_post(anonymous: httpx.Client) -> None:
+    for path in ("/mcp", "/api/mcp"):
+        for method in ("GET", "DELETE", "PUT", "PATCH"):
             response = anonymous.request(method, path)
-            assert response.status_code == 405
+            _error(response, 405, protocol.INVALID_REQUEST)
             assert response.headers["Allow"] == "POST"
+        options = anonymous.options(path)  # no key needed to ask what a path allows
+        assert options.status_code == 204, options.text
+        assert "POST" in options.headers["Allow"]
+
+
+def test_refusals_before_the_message_keep_json_rpc(anonymous: httpx.Client) -> None:
+    """A key in the URL (401, as on REST), an unknown query parameter (400) and a body over
+    the cap (413) are refused in the JSON-RPC shape, not REST's error body."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for name in ("api_key", "token"):
+        response = anonymous.post("/mcp", params={name: "cnpj_x"}, json=ping)
+        _error(response, 401, protocol.UNAUTHORIZED)
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+    _error(anonymous.post("/mcp", params={"foo": "1"}, json=ping), 400, protocol.INVALID_REQUEST)
+    huge = {**ping, "params": {"x": "a" * 70_000}}
+    _error(anonymous.post("/mcp", json=huge), 413, protocol.INVALID_REQUEST)
 
 
 envelopes = st.fixed_dictionaries(
