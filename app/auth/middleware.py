@@ -89,7 +89,7 @@ class AccessMiddleware(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         opt = scope["route_handler"].opt
         kind = Access(opt.get("access", Access.PROTECTED))
-        if kind is Access.OPEN or scope["method"] == "OPTIONS":  # the methods allowed, no data
+        if kind is Access.OPEN or scope.get("method") == "OPTIONS":  # the methods allowed, no data
             await next_app(scope, receive, send)
             return
         gate: Gate = scope["litestar_app"].state.gate
