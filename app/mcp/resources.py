@@ -38,6 +38,10 @@ class Resource:
     render: Callable[[Backends], Awaitable[bytes]]
 
 
+Catalog = Callable[[str, Any], Awaitable[list[Any]]]
+"""The live release's catalog entries of one kind (`tipo`, decoded as the Struct given)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Template:
     uri_template: str
@@ -45,7 +49,7 @@ class Template:
     title: str
     description: str
     pattern: re.Pattern[str]
-    render: Callable[[Backends, str], Awaitable[bytes]]
+    render: Callable[[Catalog, str], Awaitable[bytes]]
 
 
 _cnaes = decoder(CnaeItem)
@@ -139,17 +143,17 @@ def _text(name: str) -> Callable[[Backends], Awaitable[bytes]]:
     return render
 
 
-async def _render_cities_of(backends: Backends, uf: str) -> bytes:
+async def _render_cities_of(catalog: Catalog, uf: str) -> bytes:
     state = uf.upper()
     if state not in codes.UFS:
         raise RpcError(RESOURCE_NOT_FOUND, f"UF desconhecida: {uf[:8]}.", data={"uf": uf[:8]})
-    items = [c for c in await _catalog(backends, "municipio", MunicipioItem) if c.uf == state]
+    items = [c for c in await catalog("municipio", MunicipioItem) if c.uf == state]
     return _ENCODER.encode({"uf": state, "data": items})
 
 
-async def _render_cnae(backends: Backends, code: str) -> bytes:
+async def _render_cnae(catalog: Catalog, code: str) -> bytes:
     wanted = code.upper().replace("-", "").replace("/", "").replace(".", "")
-    items = await _catalog(backends, "cnae", CnaeItem)
+    items = await catalog("cnae", CnaeItem)
     if wanted.isalpha() and len(wanted) == 1:
         found = [i for i in items if i.hierarquia.secao and i.hierarquia.secao.codigo == wanted]
     else:
@@ -203,11 +207,13 @@ TEMPLATES = (
 
 
 class Rendered:
-    """Rendered resources of the release being served, per process."""
+    """Rendered resources of the release being served, and the catalog lists the templates
+    filter (so reading `service://municipios/SP` costs no search), per process."""
 
     def __init__(self) -> None:
         self._release: str | None = None
         self._bodies: dict[str, bytes] = {}
+        self._catalogs: dict[str, list[Any]] = {}
 
     async def _current(self, backends: Backends) -> None:
         names = msgspec.json.decode(
@@ -215,7 +221,7 @@ class Rendered:
         )
         release = ",".join(sorted(names))
         if release != self._release:
-            self._release, self._bodies = release, {}
+            self._release, self._bodies, self._catalogs = release, {}, {}
 
     async def get(self, backends: Backends, resource: Resource) -> bytes:
         await self._current(backends)
@@ -223,6 +229,18 @@ class Rendered:
         if found is None:
             found = self._bodies[resource.uri] = await resource.render(backends)
         return found
+
+    async def read(self, backends: Backends, template: Template, value: str) -> bytes:
+        """The document of `template` for `value`, from the release's cached catalog."""
+        await self._current(backends)
+
+        async def catalog(tipo: str, kind: Any) -> list[Any]:
+            found = self._catalogs.get(tipo)
+            if found is None:
+                found = self._catalogs[tipo] = await _catalog(backends, tipo, kind)
+            return found
+
+        return await template.render(catalog, value)
 
 
 def read_template(uri: str) -> tuple[Template, str] | None:

@@ -202,7 +202,8 @@ async def read_resource(context: Context, params: dict[str, Any]) -> dict[str, A
             RESOURCE_NOT_FOUND, f"Recurso desconhecido: {uri[:100]}", data={"uri": uri[:100]}
         )
     template, value = found
-    return resources.contents(uri, resources.JSON, await template.render(context.backends, value))
+    content = await context.rendered.read(context.backends, template, value)
+    return resources.contents(uri, resources.JSON, content)
 
 
 def get_prompt(params: dict[str, Any]) -> dict[str, Any]:

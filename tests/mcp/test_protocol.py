@@ -4,16 +4,19 @@ hypothesis throwing arbitrary bytes, JSON values and envelopes at it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.domain.catalog import catalog_name
 from app.mcp import protocol
-from tests.conftest import MakeKey, Server
+from tests.conftest import MakeKey, Server, serving
 from tests.mcp.conftest import SAMPLE_CNPJ, rpc
 from tests.strategies import json_values
 
@@ -383,3 +386,27 @@ def test_lot_tool_schema_requires_what_rest_requires(anonymous: httpx.Client) ->
             assert "default" not in shown
     for tool in tools.values():  # no combinator at the top of any tool's schema
         assert not {"anyOf", "oneOf", "allOf"} & set(tool["inputSchema"])
+
+
+def test_template_reads_search_the_catalog_once_per_release(
+    agent_alias: str, es: Elasticsearch
+) -> None:
+    """`service://municipios/{uf}` and `service://cnaes/{codigo}` filter the release's catalog
+    kept in the process: after the first read of each kind, reading them costs no search."""
+
+    def searches() -> int:
+        stats = es.indices.stats(index=catalog_name(agent_alias), metric="search")
+        return int(stats["_all"]["primaries"]["search"]["query_total"])
+
+    def read(client: httpx.Client, uri: str) -> dict[str, Any]:
+        answer = rpc(client, "resources/read", {"uri": uri}).json()
+        return json.loads(answer["result"]["contents"][0]["text"])
+
+    with serving(agent_alias, workers=1) as server, server.client(headers={}) as client:
+        first = read(client, "service://municipios/PR")
+        read(client, "service://cnaes/56")
+        before = searches()
+        assert read(client, "service://municipios/pr") == first
+        assert read(client, "service://municipios/SP")["uf"] == "SP"
+        assert read(client, "service://cnaes/5611-2")["data"]
+        assert searches() == before
