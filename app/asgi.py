@@ -3,6 +3,7 @@
 import logging
 
 from app.core import create_app
+from app.lib.head import HeadAsGet
 from app.lib.shedding import Shedding
 from app.lookup.fast import FastLookups
 from app.settings import get_settings
@@ -14,10 +15,12 @@ logging.getLogger("elastic_transport").setLevel(logging.WARNING)
 logging.getLogger("elastic_transport.transport").setLevel(logging.ERROR)
 settings = get_settings()
 core = create_app(settings)
-app = Shedding(
-    FastLookups(core) if settings.fast_lookups else core,
-    settings.max_in_flight,
-    settings.max_searches_in_flight,
-    settings.search_latency_target_ms / 1000,
-    state=core.state,
+app = HeadAsGet(
+    Shedding(
+        FastLookups(core) if settings.fast_lookups else core,
+        settings.max_in_flight,
+        settings.max_searches_in_flight,
+        settings.search_latency_target_ms / 1000,
+        state=core.state,
+    )
 )

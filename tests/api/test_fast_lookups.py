@@ -177,3 +177,23 @@ def test_lane_refuses_a_revoked_key_and_a_new_allowlist_at_once(
         )
         assert outside.status_code == 403
         assert _answered(fast) == before
+
+
+def test_head_answers_the_get_headers_without_the_body(
+    fast: Server, framework: Server, make_key: MakeKey
+) -> None:
+    """HEAD is the GET without its body (RFC 9110), through the lane and through the routes."""
+    number = _numbers(1)[0]
+    key = make_key()
+    for server in (fast, framework):
+        with server.client(headers=key.headers) as client:
+            for path in (f"/v1/cnpj/{number}", "/v1/cnpj/11222333000181", "/v1/cnpj/validar/1",
+                         f"/v1/socios/{number}", "/v1/search?q=padaria"):  # fmt: skip
+                got, head = client.get(path), client.head(path)
+                assert head.status_code == got.status_code, (path, head.status_code)
+                assert head.content == b""
+                assert head.headers["content-length"] == str(len(got.content))
+                assert head.headers["content-type"] == got.headers["content-type"]
+                assert head.headers.get("etag") == got.headers.get("etag")
+        with server.client(headers={}) as anonymous:
+            assert anonymous.head("/health").status_code == 200
