@@ -105,11 +105,23 @@ def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Respo
     message = error.detail or HTTPStatus(error.status_code).phrase
     if isinstance(error, ValidationException):
         message = "Invalid request parameters."
-        details = error.extra
+        details = (
+            [_missing_body(item) for item in error.extra]
+            if isinstance(error.extra, list)
+            else error.extra
+        )
     headers = {k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"}
     response = error_response(error.status_code, message, details)
     response.headers.update(headers)
     return response
+
+
+def _missing_body(item: Any) -> Any:
+    """Litestar names an empty body by the parameter it could not fill (`'data'`): say what
+    is missing instead."""
+    if isinstance(item, dict) and item.get("source") == "body" and item.get("message") == "'data'":
+        return {**item, "message": "Corpo ausente: envie um objeto JSON."}
+    return item
 
 
 def internal_error_handler(

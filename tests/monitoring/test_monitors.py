@@ -218,3 +218,10 @@ def test_ids_beyond_a_bigint_are_refused_not_failed(server: Server, make_key: Ma
         nul = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://example.com/h",
                                       "descricao": "a\x00b"})  # fmt: skip
         assert nul.status_code == 400, nul.text
+
+
+def test_create_monitor_empty_body_says_what_is_missing(server: Server, make_key: MakeKey) -> None:
+    with server.client(headers=make_key().headers) as client:
+        response = client.post(BASE, content=b"", headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["details"][0]["message"] == "Corpo ausente: envie um objeto JSON."
