@@ -108,7 +108,8 @@ def _tool_error(error: AppError, tool: str) -> dict[str, Any]:
     detail = f" Detalhes: {ENCODER.encode(error.details).decode()}." if error.details else ""
     hint = {
         HTTPStatus.BAD_REQUEST: " Corrija os argumentos conforme o inputSchema e tente de novo.",
-        HTTPStatus.NOT_FOUND: " Confira o valor (busque com buscar_empresas se preciso).",
+        HTTPStatus.NOT_FOUND: " Confira o valor"
+        + (" (busque com buscar_empresas se preciso)." if "lote" not in tool else "."),
         HTTPStatus.SERVICE_UNAVAILABLE: " Tente de novo em alguns segundos.",
     }.get(HTTPStatus(error.status), "")
     return {
@@ -135,10 +136,10 @@ async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     name, arguments = params.get("name"), params.get("arguments")
     tool = tools.BY_NAME.get(name) if isinstance(name, str) else None
     if tool is None:
-        raise RpcError(
-            INVALID_PARAMS, f"Ferramenta desconhecida: {str(name)[:64]}.",
-            data={"ferramentas": sorted(tools.BY_NAME)},
-        )  # fmt: skip
+        said = (
+            f"Ferramenta desconhecida: {name[:64]}." if isinstance(name, str) else "Informe name."
+        )
+        raise RpcError(INVALID_PARAMS, said, data={"ferramentas": sorted(tools.BY_NAME)})
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")
     await _admit(context, tool)

@@ -181,6 +181,12 @@ def test_tool_failures_are_results_an_agent_can_act_on(keyed: httpx.Client) -> N
     )
     assert wrong_enum.json()["result"]["isError"] is True
     assert "escopo" in wrong_enum.json()["result"]["content"][0]["text"]
+    lot = rpc(keyed, "tools/call", {"name": "consultar_lote_leads", "arguments": {"id": 999999}})
+    text = lot.json()["result"]["content"][0]["text"]
+    assert "Confira o valor." in text, text  # a hint that fits lots, not companies
+    assert "buscar_empresas" not in text
+    nameless = _error(rpc(keyed, "tools/call", {"arguments": {}}), 200, protocol.INVALID_PARAMS)
+    assert nameless["error"]["message"] == "Informe name."
 
 
 def test_tool_call_without_key_401_keeps_id_says_how_to_get_one(anonymous: httpx.Client) -> None:
