@@ -1,5 +1,5 @@
-"""JSON-RPC 2.0 as the Model Context Protocol uses it over Streamable HTTP: one message per POST,
-one JSON answer, no session.
+"""JSON-RPC 2.0 as the Model Context Protocol uses it over Streamable HTTP: one message per POST
+(or a batch, from a client of revision 2025-03-26), one JSON answer, no session.
 
 Why our own ~200 lines rather than the official SDK's server: the protocol surface of a
 stateless, JSON-response tools/resources/prompts server is small, the SDK serves a sixth of the
@@ -17,9 +17,14 @@ from typing import Any
 import msgspec
 
 LATEST = "2025-11-25"
-SUPPORTED = (LATEST, "2025-06-18", "2025-03-26")
+BATCHING = "2025-03-26"
+"""The revision whose clients may send a JSON array of messages (later ones may not); a
+request without `MCP-Protocol-Version` is taken to be of it, as the specification says."""
+SUPPORTED = (LATEST, "2025-06-18", BATCHING)
 """Protocol revisions this server speaks; `initialize` answers the client's when it is one of
 these, else the latest."""
+MAX_BATCH = 20
+"""Messages in one batch (each tool call in it is counted as one call)."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -98,19 +103,58 @@ ENCODER = msgspec.json.Encoder(decimal_format="number")
 _decoder = msgspec.json.Decoder()
 
 
-def parse(raw: bytes) -> Message:
-    """The one message of a POST body; `RpcError` (HTTP 400) for anything else: not JSON, a
-    batch array (one message per POST since 2025-06-18), or not a JSON-RPC 2.0 message."""
+def _decode(raw: bytes) -> Any:
     try:
-        value = _decoder.decode(raw)
+        return _decoder.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         raise RpcError(PARSE_ERROR, "Parse error: o corpo não é JSON válido.", status=400) from None
+
+
+def parse(raw: bytes) -> Message:
+    """The one message of a POST body; `RpcError` (HTTP 400) for anything else: not JSON, a
+    batch array (one message per POST since 2025-06-18; `parse_batch` for 2025-03-26), or not
+    a JSON-RPC 2.0 message."""
+    value = _decode(raw)
     if isinstance(value, list):
         raise RpcError(
             INVALID_REQUEST,
-            "Invalid Request: envie uma mensagem JSON-RPC por requisição (sem lotes).",
+            "Invalid Request: envie uma mensagem JSON-RPC por requisição (lotes só na revisão "
+            "2025-03-26).",
             status=400,
         )
+    return _message(value)
+
+
+def is_batch(raw: bytes) -> bool:
+    """Whether the body is a JSON array (what a 2025-03-26 client may send)."""
+    return raw.lstrip()[:1] == b"["
+
+
+def parse_batch(raw: bytes) -> list[Message | RpcError]:
+    """The messages of a batch (revision 2025-03-26), each one or the error it gets; an empty
+    batch, one over `MAX_BATCH` or one with `initialize` (which may not be batched) is a 400."""
+    value = _decode(raw)
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_BATCH:
+        raise RpcError(
+            INVALID_REQUEST,
+            f"Invalid Request: um lote tem de 1 a {MAX_BATCH} mensagens.",
+            status=400,
+        )
+    items: list[Message | RpcError] = []
+    for item in value:
+        try:
+            items.append(_message(item))
+        except RpcError as failure:
+            items.append(failure)
+    if any(isinstance(item, Message) and item.method == "initialize" for item in items):
+        raise RpcError(
+            INVALID_REQUEST, "Invalid Request: initialize não pode ir num lote.", status=400
+        )
+    return items
+
+
+def _message(value: Any) -> Message:
+    """One JSON-RPC 2.0 message, or the `RpcError` (400) saying what is wrong with it."""
     request_id = value.get("id") if isinstance(value, dict) else None
     if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
         request_id = None
@@ -150,10 +194,18 @@ def parse(raw: bytes) -> Message:
     return message
 
 
+def succeeded(request_id: Id, value: Any) -> Reply:
+    return Reply(id=request_id, result=value)
+
+
+def failed(request_id: Id, failure: RpcError) -> Reply:
+    payload = ErrorObject(code=failure.code, message=failure.message, data=failure.data)
+    return Reply(id=request_id, error=payload)
+
+
 def result(request_id: Id, value: Any) -> bytes:
-    return ENCODER.encode(Reply(id=request_id, result=value))
+    return ENCODER.encode(succeeded(request_id, value))
 
 
 def error(request_id: Id, failure: RpcError) -> bytes:
-    payload = ErrorObject(code=failure.code, message=failure.message, data=failure.data)
-    return ENCODER.encode(Reply(id=request_id, error=payload))
+    return ENCODER.encode(failed(request_id, failure))

@@ -122,9 +122,10 @@ def _as_failure(error: AppError) -> RpcError:
     summary="Agent interface (MCP, JSON-RPC 2.0)",
     description=(
         "Model Context Protocol 2025-11-25 over Streamable HTTP, one JSON-RPC message per POST "
-        "and one JSON answer, no session. Discovery (initialize, tools/list, resources/*, "
-        "prompts/*, completion/complete) needs no key; tools/call needs a Bearer key and counts "
-        "against the account's window like REST. See docs/mcp.md."
+        "(a batch from a 2025-03-26 client) and one JSON answer, no session. Discovery "
+        "(initialize, tools/list, resources/*, prompts/*, completion/complete) needs no key; "
+        "tools/call needs a Bearer key and counts against the account's window like REST. See "
+        "docs/mcp.md."
     ),
     status_code=200,
     opt={"access": Access.AGENT},
@@ -140,25 +141,64 @@ async def mcp_post(
     request_id: protocol.Id = None
     try:
         _check_headers(request, allowed_hosts(settings.public_url, settings.mcp_allowed_hosts))
-        message = protocol.parse(await request.body())
+        raw = await request.body()
+        version = request.headers.get("mcp-protocol-version", protocol.BATCHING)
+        if version == protocol.BATCHING and protocol.is_batch(raw):
+            return await _batch(_context(request, backends), protocol.parse_batch(raw))
+        message = protocol.parse(raw)
         if message.method is None or message.is_notification:
             return Response(b"", status_code=HTTPStatus.ACCEPTED)
         request_id = None if message.id is msgspec.UNSET else message.id
-        context = server.Context(
-            backends,
-            access(request),
-            _rendered,
-            request.app.openapi_config.version,  # type: ignore[union-attr]
-            settings.public_url,
-        )
-        result = await server.dispatch(context, message.method, message.params)
-    except RpcError as failure:
+        result = await server.dispatch(_context(request, backends), message.method, message.params)
+    except (RpcError, AppError, ApiError, TransportError) as error:
+        failure = _as_rpc(error)
         return _failure(request_id if request_id is not None else failure.request_id, failure)
-    except AppError as error:
-        return _failure(request_id, _as_failure(error))
-    except (ApiError, TransportError) as error:
-        return _failure(request_id, server.access_failure(elastic_failure(error)))
     return _answer(protocol.result(request_id, result))
+
+
+def _context(request: Request[Any, Any, Any], backends: Backends) -> server.Context:
+    return server.Context(
+        backends,
+        access(request),
+        _rendered,
+        request.app.openapi_config.version,  # type: ignore[union-attr]
+        backends.settings.public_url,
+    )
+
+
+def _as_rpc(error: RpcError | AppError | ApiError | TransportError) -> RpcError:
+    """Any failure of a request as its JSON-RPC error."""
+    if isinstance(error, RpcError):
+        return error
+    if isinstance(error, AppError):
+        return _as_failure(error)
+    return server.access_failure(elastic_failure(error))
+
+
+async def _batch(
+    context: server.Context, items: list[protocol.Message | RpcError]
+) -> Response[bytes]:
+    """The answers to a batch (revision 2025-03-26), in its order: one per request, none for
+    notifications and responses; 202 when there is none. Each message is served as it would
+    be alone (a tool call counted and audited on its own); their errors travel in the array,
+    under HTTP 200."""
+    replies: list[protocol.Reply] = []
+    for item in items:
+        if isinstance(item, RpcError):
+            replies.append(protocol.failed(item.request_id, item))
+            continue
+        if item.method is None or item.is_notification:
+            continue
+        request_id = None if item.id is msgspec.UNSET else item.id
+        try:
+            value = await server.dispatch(context, item.method, item.params)
+        except (RpcError, AppError, ApiError, TransportError) as error:
+            replies.append(protocol.failed(request_id, _as_rpc(error)))
+        else:
+            replies.append(protocol.succeeded(request_id, value))
+    if not replies:
+        return Response(b"", status_code=HTTPStatus.ACCEPTED)
+    return _answer(protocol.ENCODER.encode(replies))
 
 
 @route(

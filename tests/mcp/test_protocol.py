@@ -102,8 +102,12 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         protocol.PARSE_ERROR,
     )
     assert body["id"] is None
-    _error(
-        anonymous.post("/mcp", json=[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+    _error(  # a batch, from a client of a revision after 2025-03-26
+        anonymous.post(
+            "/mcp",
+            json=[{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+            headers={"MCP-Protocol-Version": "2025-06-18"},
+        ),
         400,
         protocol.INVALID_REQUEST,
     )
@@ -311,10 +315,11 @@ def _valid_answer(response: httpx.Response) -> None:
         assert response.content == b""
         return
     body = response.json()
-    assert body["jsonrpc"] == "2.0"
-    assert ("result" in body) != ("error" in body)
-    if "error" in body:
-        assert isinstance(body["error"]["code"], int)
+    for reply in body if isinstance(body, list) else [body]:  # a batch: one reply per request
+        assert reply["jsonrpc"] == "2.0"
+        assert ("result" in reply) != ("error" in reply)
+        if "error" in reply:
+            assert isinstance(reply["error"]["code"], int)
 
 
 @settings(max_examples=150)
@@ -416,3 +421,35 @@ def test_template_reads_search_the_catalog_once_per_release(
         assert read(client, "service://municipios/SP")["uf"] == "SP"
         assert read(client, "service://cnaes/5611-2")["data"]
         assert searches() == before
+
+
+def test_batches_of_revision_2025_03_26(anonymous: httpx.Client, keyed: httpx.Client) -> None:
+    """A 2025-03-26 client (the header says so, or is absent) may send a JSON array: one answer
+    per request, in order, none for a notification; a bad member is an error in its place."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    listed = {"jsonrpc": "2.0", "id": "b", "method": "tools/list"}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    for headers in ({}, {"MCP-Protocol-Version": "2025-03-26"}):
+        answer = anonymous.post("/mcp", json=[ping, note, listed, 7], headers=headers)
+        assert answer.status_code == 200, answer.text
+        replies = answer.json()
+        assert [reply["id"] for reply in replies] == [1, "b", None]
+        assert replies[0]["result"] == {}
+        assert (
+            replies[1]["result"]["tools"] == rpc(anonymous, "tools/list").json()["result"]["tools"]
+        )
+        assert replies[2]["error"]["code"] == protocol.INVALID_REQUEST
+    assert anonymous.post("/mcp", json=[note]).status_code == 202
+    for bad in ([], [ping] * (protocol.MAX_BATCH + 1), [{**ping, "method": "initialize"}]):
+        _error(anonymous.post("/mcp", json=bad), 400, protocol.INVALID_REQUEST)
+    # each tool call of a batch is served and counted as it would be alone
+    call = {"jsonrpc": "2.0", "method": "tools/call",
+            "params": {"name": "consultar_cnpj", "arguments": {"cnpj": SAMPLE_CNPJ}}}  # fmt: skip
+    both = keyed.post("/mcp", json=[{**call, "id": 1}, {**call, "id": 2}])
+    assert both.status_code == 200, both.text
+    first, second = both.json()
+    assert first["result"]["structuredContent"]["cnpj"] == SAMPLE_CNPJ
+    assert second["result"] == first["result"]
+    assert "X-RateLimit-Remaining" in both.headers
+    refused = anonymous.post("/mcp", json=[{**call, "id": 3}])  # no key: the error, in place
+    assert refused.json()[0]["error"]["code"] == protocol.UNAUTHORIZED
