@@ -71,15 +71,15 @@ class MunicipioPage(msgspec.Struct, kw_only=True):
     """Always null: autocomplete answers are one page of the best `limit` entries."""
 
 
-def _check_length(raw: str) -> None:
+def _check_length(raw: str, field: str = "query") -> None:
     if len(raw) > MAX_QUERY:
-        raise bad("query", f"query: no máximo {MAX_QUERY} caracteres.", len(raw))
+        raise bad(field, f"{field}: no máximo {MAX_QUERY} caracteres.", len(raw))
 
 
-def _words(raw: str) -> str:
+def _words(raw: str, field: str = "query") -> str:
     words = normalize(raw)
     if not words:
-        raise bad("query", "query: informe letras ou algarismos.", raw)
+        raise bad(field, f"{field}: informe letras ou algarismos.", raw)
     return " ".join(words.split()[:8])
 
 
@@ -111,15 +111,16 @@ def _text_query(words: str, kind: str, filters: list[dict[str, Any]]) -> dict[st
     }
 
 
-def cnae_query(raw: str) -> dict[str, Any]:
-    """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description."""
-    _check_length(raw)
+def cnae_query(raw: str, field: str = "query") -> dict[str, Any]:
+    """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description; a 400 names
+    `field`, the parameter the caller typed it in."""
+    _check_length(raw, field)
     if _CODE.fullmatch(raw.strip() or "x"):
         code = digits(raw)
         if not 1 <= len(code) <= 7:
-            raise bad("query", "query: código CNAE de até 7 dígitos, ou palavras.", raw)
+            raise bad(field, f"{field}: código CNAE de até 7 dígitos, ou palavras.", raw)
         return {"bool": {"filter": [{"term": {"tipo": "cnae"}}, {"prefix": {"codigo": code}}]}}
-    return _text_query(_words(raw), "cnae", [])
+    return _text_query(_words(raw, field), "cnae", [])
 
 
 def city_query(raw: str, uf: str | None) -> dict[str, Any]:
@@ -181,9 +182,11 @@ async def _run(
     return [hit.source for hit in found.hits.hits], found.hits.total.value
 
 
-async def search_cnaes(backends: Backends, entrada: BuscaCnae) -> CnaePage:
+async def search_cnaes(backends: Backends, entrada: BuscaCnae, field: str = "query") -> CnaePage:
+    """CNAE subclasses for `entrada.query`; a 400 names `field` (`termo`, `segmento` for the
+    services that ask on their parameter's behalf)."""
     sources, total = await _run(
-        backends.es, backends.alias, cnae_query(entrada.query), entrada.limit
+        backends.es, backends.alias, cnae_query(entrada.query, field), entrada.limit
     )
     return CnaePage(data=[_cnae.decode(source) for source in sources], total=total)
 

@@ -172,7 +172,9 @@ async def _active_by_code(backends: Backends, codes_: list[str], uf: str | None)
 async def segmentos(backends: Backends, entrada: BuscaSegmentos) -> Segmentos:
     """CNAE subclasses for a term, with their hierarchy and how many active establishments
     have each as primary activity (in a UF when given), best matches first."""
-    page = await search_cnaes(backends, BuscaCnae(query=entrada.termo, limit=entrada.limit))
+    page = await search_cnaes(
+        backends, BuscaCnae(query=entrada.termo, limit=entrada.limit), field="termo"
+    )
     active = await _active_by_code(backends, [item.codigo for item in page.data], entrada.uf)
     return Segmentos(
         termo=entrada.termo,
@@ -197,7 +199,7 @@ async def _resolve(backends: Backends, raw: str) -> tuple[SegmentoResolvido, dic
         listed = categories()[slug].cnaes
         cnaes = [Cnae(codigo=code, descricao=None) for code in listed]
         return SegmentoResolvido(entrada=raw, tipo="categoria", cnaes=cnaes), category_clause(slug)
-    found = await search_cnaes(backends, BuscaCnae(query=text, limit=TERM_CODES))
+    found = await search_cnaes(backends, BuscaCnae(query=text, limit=TERM_CODES), "segmento")
     if not found.data:
         raise BadRequestError(
             f"segmento: nenhuma atividade CNAE encontrada para {text[:40]!r}; use "

@@ -168,6 +168,20 @@ def test_repeated_parameter_named(api: httpx.Client) -> None:
         assert "repetido" in response.json()["message"]
 
 
+@pytest.mark.parametrize(
+    ("path", "name"), [("/v1/segmentos", "termo"), ("/v1/mercado", "segmento")]
+)
+def test_activity_words_refused_under_the_parameter_sent(
+    api: httpx.Client, path: str, name: str
+) -> None:
+    """No letters, or a code too long: the 400 names the parameter the caller typed it in."""
+    for value in ("!!!", "123456789"):
+        response = api.get(path, params={name: value})
+        assert response.status_code == 400, response.text
+        assert response.json()["details"]["campo"] == name
+        assert response.json()["message"].startswith(f"{name}:")
+
+
 def test_unknown_parameter_named_with_the_accepted_ones(api: httpx.Client) -> None:
     response = api.get("/v1/mercado", params={"segmento": "47", "cor": "azul"})
     assert response.status_code == 400
