@@ -10,6 +10,7 @@ agent can read and act on.
 
 from __future__ import annotations
 
+import copy
 from http import HTTPStatus
 from typing import Any
 
@@ -153,11 +154,29 @@ async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
         else:
             output = await tool.run(context.backends, entrada)
     except AppError as error:
-        return _failed(context, error, tool.name)
+        return _failed(context, _worded(error, tool), tool.name)
     except (ApiError, TransportError) as error:
         return _failed(context, elastic_failure(error), tool.name)
     text = ENCODER.encode(output).decode()
     return {"content": [{"type": "text", "text": text}], "structuredContent": output}
+
+
+def _worded(error: AppError, tool: tools.Tool) -> AppError:
+    """`error` in the tool's words: a service field its argument stands for is named as the
+    argument, and the names a refusal lists as accepted are the tool's arguments."""
+    message, details = error.message, error.details
+    for name, argument in tool.renamed.items():
+        if message.startswith(f"{name}:"):
+            message = argument + message[len(name) :]
+    if isinstance(details, dict):
+        details = {tool.renamed.get(key, key): value for key, value in details.items()}
+        if details.get("campo") in tool.renamed:
+            details["campo"] = tool.renamed[details["campo"]]
+        if "aceitos" in details:
+            details["aceitos"] = sorted(tool.input.__struct_fields__)
+    worded = copy.copy(error)
+    worded.message, worded.details = message, details
+    return worded
 
 
 def _failed(context: Context, error: AppError, tool: str) -> dict[str, Any]:

@@ -55,6 +55,9 @@ class Tool:
     account: bool = False
     """The tool acts for the caller's account (exports, lots): `run` takes its identity."""
     read_only: bool = True
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Service fields its arguments stand for, by the service's name (`municipio`: `cidade`):
+    a refusal is worded in the arguments' names."""
     definition: dict[str, Any] = field(init=False, compare=False)
     """What `tools/list` shows, built once."""
 
@@ -215,6 +218,7 @@ TOOLS: tuple[Tool, ...] = (
         input=BuscaEmpresas,
         output=Pagina,
         run=_buscar,
+        renamed={"municipio": "cidade"},
     ),
     Tool(
         operation=BUSCAR_SOCIOS_RELACIONADOS,
@@ -254,6 +258,7 @@ TOOLS: tuple[Tool, ...] = (
         input=BuscaRegiaoCnae,
         output=Pagina,
         run=_buscar,
+        renamed={"municipio": "cidade"},
     ),
     Tool(
         operation=ENCONTRAR_RELACIONADAS,

@@ -96,6 +96,24 @@ def test_search_tools_read_uf_like_rest(client: httpx.Client) -> None:
     assert "uf" in result["content"][0]["text"]
 
 
+def test_search_tool_refusals_name_its_arguments(client: httpx.Client) -> None:
+    """The search service says `municipio`; the tool's argument is `cidade`."""
+
+    def refusal(arguments: dict[str, Any]) -> str:
+        result = rpc(
+            client, "tools/call", {"name": "buscar_empresas", "arguments": arguments}
+        ).json()["result"]
+        assert result["isError"] is True
+        return str(result["content"][0]["text"])
+
+    nothing = refusal({})
+    assert '"cidade"' in nothing
+    assert "municipio" not in nothing
+    unknown_city = refusal({"cidade": "!!!"})
+    assert "cidade:" in unknown_city
+    assert "municipio" not in unknown_city
+
+
 def test_market_names_addresses_abroad(client: httpx.Client) -> None:
     abroad = client.get("/v1/seek", params={"uf": "EX", "limit": 1}).json()["data"][0]
     division = abroad["cnae_principal"][:2]
