@@ -357,6 +357,19 @@ class Tentativa(msgspec.Struct, kw_only=True):
     proxima_em: datetime | None
 
 
+_ATTEMPTS = """
+    FROM tentativas t JOIN entregas e ON e.id = t.entrega_id
+         JOIN monitores m ON m.id = e.monitor_id
+    WHERE m.conta_id = %(conta)s
+      AND (%(monitor)s::bigint IS NULL OR e.monitor_id = %(monitor)s)
+      AND (%(evento)s::text IS NULL OR e.tipo = %(evento)s)
+      AND (%(ok)s::boolean IS NULL
+           OR (%(ok)s AND t.status_http BETWEEN 200 AND 299)
+           OR (NOT %(ok)s AND (t.status_http IS NULL OR t.status_http NOT BETWEEN 200 AND 299)))
+"""
+"""The account's delivery attempts that pass the log's filters."""
+
+
 async def attempts(
     conn: AsyncConnection,
     conta_id: int,
@@ -366,34 +379,22 @@ async def attempts(
     ok: bool | None,
     before: int | None,
     limit: int,
-) -> list[Tentativa]:
-    """The account's delivery attempts, newest first."""
+) -> tuple[list[Tentativa], int]:
+    """A page of the account's delivery attempts, newest first, and how many pass the
+    filters in all."""
+    params = {"conta": conta_id, "monitor": monitor_id, "evento": evento, "ok": ok}
     cursor = conn.cursor(row_factory=class_row(Tentativa))
     await cursor.execute(
-        """
-        SELECT t.id, t.entrega_id, e.monitor_id, e.tipo AS evento, e.estado AS entrega_estado,
-               t.tentativa, t.em, t.status_http, t.duracao_ms, t.erro, t.proxima_em
-        FROM tentativas t JOIN entregas e ON e.id = t.entrega_id
-             JOIN monitores m ON m.id = e.monitor_id
-        WHERE m.conta_id = %(conta)s
-          AND (%(monitor)s::bigint IS NULL OR e.monitor_id = %(monitor)s)
-          AND (%(evento)s::text IS NULL OR e.tipo = %(evento)s)
-          AND (%(ok)s::boolean IS NULL
-               OR (%(ok)s AND t.status_http BETWEEN 200 AND 299)
-               OR (NOT %(ok)s AND (t.status_http IS NULL OR t.status_http NOT BETWEEN 200 AND 299)))
-          AND (%(before)s::bigint IS NULL OR t.id < %(before)s)
-        ORDER BY t.id DESC LIMIT %(limit)s
-        """,
-        {
-            "conta": conta_id,
-            "monitor": monitor_id,
-            "evento": evento,
-            "ok": ok,
-            "before": before,
-            "limit": limit,
-        },
+        "SELECT t.id, t.entrega_id, e.monitor_id, e.tipo AS evento, "
+        "e.estado AS entrega_estado, t.tentativa, t.em, t.status_http, t.duracao_ms, t.erro, "
+        f"t.proxima_em {_ATTEMPTS} AND (%(before)s::bigint IS NULL OR t.id < %(before)s) "
+        "ORDER BY t.id DESC LIMIT %(limit)s",
+        {**params, "before": before, "limit": limit},
     )
-    return await cursor.fetchall()
+    rows = await cursor.fetchall()
+    counted = await conn.execute(f"SELECT count(*) {_ATTEMPTS}", params)
+    row = await counted.fetchone()
+    return rows, int(row[0]) if row else 0
 
 
 async def record_release(conn: AsyncConnection, alias: str, indice: str) -> int | None:

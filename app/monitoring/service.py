@@ -145,6 +145,8 @@ class FiltroTentativas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
 
 class PaginaTentativas(msgspec.Struct, kw_only=True):
     data: list[Tentativa]
+    total: int
+    """Attempts that pass the filters, on every page."""
     next_cursor: str | None
 
 
@@ -558,7 +560,7 @@ async def attempts(
     request = paging.digest(["tentativas", conta_id, entrada.monitor, entrada.evento, entrada.ok])
     before = backends.cursors.after_id(entrada.cursor, "tentativas", request)
     async with backends.pool.connection() as conn:
-        rows = await repository.attempts(
+        rows, total = await repository.attempts(
             conn,
             conta_id,
             monitor_id=entrada.monitor,
@@ -568,4 +570,4 @@ async def attempts(
             limit=entrada.limit + 1,
         )
     page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "tentativas", request)
-    return PaginaTentativas(data=page, next_cursor=next_cursor)
+    return PaginaTentativas(data=page, total=total, next_cursor=next_cursor)

@@ -72,6 +72,13 @@ def test_log_filtered_by_event_and_walked_by_cursor(
     assert [row["id"] for row in walked] == ids
     assert _walk(server, key, evento="monitor.teste", limit=3) == only_tests
     assert _walk(server, key, limit=5) == everything
+    for params, expected in (({"limit": 2}, 5), ({"evento": "monitor.teste", "limit": 1}, 4),
+                             ({"evento": "empresa.removida"}, 0)):  # fmt: skip
+        first = _page(server, key, **params).json()
+        assert first["total"] == expected, params  # on every page, whatever the limit
+        if first["next_cursor"]:
+            later = _page(server, key, **params, cursor=first["next_cursor"]).json()
+            assert later["total"] == expected
 
 
 def test_log_refuses_malformed_and_foreign_cursors(
