@@ -30,6 +30,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Comma-separated CIDRs of the reverse proxies in front of the app. Empty (the default):
     the caller is the TCP peer and `X-Forwarded-For` is ignored. Set: a request from one of
     them is attributed to the right-most address of `X-Forwarded-For` outside them."""
+    status_detail_networks: str = "127.0.0.0/8,::1/128"
+    """Comma-separated CIDRs whose callers (the address `TRUSTED_PROXIES` gives) see the
+    answering process's counters in `/v1/status` (audit queue, fast lane, load shedding) and
+    the live index's name; everyone else sees the status, the dependencies and the release
+    (alias, documents, reference date, load time)."""
     sign_in_limit: int = 10
     """Dashboard sign-in forms (code requests and code checks) an IP address may send per
     rolling minute; beyond, 429. Each e-mail address has the token bootstrap's limits too."""
@@ -103,6 +108,7 @@ def get_settings() -> Settings:
     try:
         settings = msgspec.convert(values, Settings, strict=False)
         parse_networks(settings.trusted_proxies)
+        parse_networks(settings.status_detail_networks)
         nodes(settings.elasticsearch_url)
     except (msgspec.ValidationError, ValueError) as error:
         raise SystemExit(f"invalid settings: {error}") from error

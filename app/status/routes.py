@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from elasticsearch import AsyncElasticsearch
@@ -12,6 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from app.auth.access import NO_TOKEN, Access
+from app.auth.address import Network, in_any, parse_networks
 from app.auth.gate import Gate
 from app.lib.responses import json_response
 from app.lib.shedding import SHEDDING, Shedding
@@ -23,7 +25,11 @@ from app.status.service import AuditState, LoadState, Status, status
 @get(
     ["/v1/status", "/health"],
     summary="Service status",
-    description="State of Elasticsearch, PostgreSQL and Redis, and the live index.",
+    description=(
+        "State of Elasticsearch, PostgreSQL and Redis, and the live release (alias, documents, "
+        "reference date, load time). Callers from `STATUS_DETAIL_NETWORKS` (loopback by "
+        "default) also see the index's name and the answering process's counters."
+    ),
     responses={
         200: ResponseSpec(
             data_container=Status, generate_examples=False, description="Every dependency is up"
@@ -52,6 +58,9 @@ async def service_status(
         settings.health_timeout,
         database_url=settings.database_url,
     )
+    if not in_any(gate.caller(request.scope).address, _networks(settings.status_detail_networks)):
+        result.index.name = None  # the release, not how this deployment names its indices
+        return json_response(result, status_code=200 if result.status == "ok" else 503)
     audit = gate.audit
     result.auditoria = AuditState(
         pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped
@@ -61,6 +70,11 @@ async def service_status(
     shedding = request.app.state.get(SHEDDING)
     result.carga = load_state(shedding) if shedding is not None else None
     return json_response(result, status_code=200 if result.status == "ok" else 503)
+
+
+@cache
+def _networks(raw: str) -> tuple[Network, ...]:
+    return tuple(parse_networks(raw))
 
 
 def load_state(shedding: Shedding) -> LoadState:

@@ -197,3 +197,20 @@ def test_ipv6_peer_served_and_audited(peer_alias: str, make_key: MakeKey) -> Non
         with httpx.Client(base_url=server.url, headers=owner.headers, timeout=10) as client:
             assert client.get(VALIDATE).status_code == 200
         assert _audit_ips(server, admin, owner, 1) == ["::1"]
+
+
+def test_status_counters_for_the_operators_networks_only(behind_proxy: Server) -> None:
+    """`/v1/status` shows the process's counters and the index's name to callers from
+    `STATUS_DETAIL_NETWORKS` (loopback by default), not to a caller the proxy names."""
+    with behind_proxy.client(headers={}) as client:
+        local = client.get("/v1/status").json()
+        outside = client.get("/v1/status", headers={"X-Forwarded-For": "203.0.113.7"}).json()
+    assert local["auditoria"] is not None
+    assert local["carga"] is not None
+    assert local["index"]["name"]
+    assert outside["status"] == local["status"] == "ok"
+    assert outside["index"] == {**local["index"], "name": None}
+    assert outside["auditoria"] is None
+    assert outside["carga"] is None
+    assert outside["consultas_rapidas"] is None
+    assert outside["dependencies"] == local["dependencies"]
