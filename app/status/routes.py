@@ -58,17 +58,17 @@ async def service_status(
         settings.health_timeout,
         database_url=settings.database_url,
     )
-    if not in_any(gate.caller(request.scope).address, _networks(settings.status_detail_networks)):
+    if in_any(gate.caller(request.scope).address, _networks(settings.status_detail_networks)):
+        audit = gate.audit
+        result.auditoria = AuditState(
+            pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped
+        )
+        lane = request.app.state.get(FAST_LANE)
+        result.consultas_rapidas = lane.answered if lane is not None else None
+        shedding = request.app.state.get(SHEDDING)
+        result.carga = load_state(shedding) if shedding is not None else None
+    else:
         result.index.name = None  # the release, not how this deployment names its indices
-        return json_response(result, status_code=200 if result.status == "ok" else 503)
-    audit = gate.audit
-    result.auditoria = AuditState(
-        pendentes=audit.pending, perdidas=audit.lost, descartadas=audit.dropped
-    )
-    lane = request.app.state.get(FAST_LANE)
-    result.consultas_rapidas = lane.answered if lane is not None else None
-    shedding = request.app.state.get(SHEDDING)
-    result.carga = load_state(shedding) if shedding is not None else None
     return json_response(result, status_code=200 if result.status == "ok" else 503)
 
 
