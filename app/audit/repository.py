@@ -92,7 +92,7 @@ async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
         )
 
 
-_WHERE = """
+WHERE = """
 WHERE (%(chave)s::text IS NULL OR chave_id = %(chave)s)
   AND (%(rota)s::text IS NULL OR rota = %(rota)s OR caminho = %(rota)s)
   AND (%(operacao)s::text IS NULL OR operacao = %(operacao)s)
@@ -104,7 +104,7 @@ WHERE (%(chave)s::text IS NULL OR chave_id = %(chave)s)
 
 async def count(conn: AsyncConnection, filtro: Filtro) -> int:
     cursor = await conn.execute(
-        "SELECT count(*) FROM auditoria" + _WHERE,  # noqa: S608 - constant text
+        "SELECT count(*) FROM auditoria" + WHERE,  # noqa: S608 - constant text
         msgspec.structs.asdict(filtro),
     )
     row = await cursor.fetchone()
@@ -119,7 +119,7 @@ async def page(
     await cursor.execute(
         "SELECT id, chave_id, metodo, rota, operacao, caminho, host(ip) AS ip, user_agent, "
         "status, em, unidades "
-        "FROM auditoria" + _WHERE + " AND (%(before)s::bigint IS NULL OR id < %(before)s) "
+        "FROM auditoria" + WHERE + " AND (%(before)s::bigint IS NULL OR id < %(before)s) "
         "ORDER BY id DESC LIMIT %(limit)s",
         {**msgspec.structs.asdict(filtro), "before": before, "limit": limit},
     )

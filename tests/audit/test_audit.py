@@ -14,9 +14,9 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from app.audit.repository import Entrada
+from app.audit.repository import WHERE, Entrada
 from app.audit.writer import AuditWriter
-from tests.conftest import Issued, MakeKey, Server
+from tests.conftest import Issued, MakeKey, Server, migrated
 
 AUDIT = "/v1/admin/auditoria"
 
@@ -246,3 +246,22 @@ def test_audit_filters_and_key_ids_with_nul_are_refused(
         assert client.delete("/v1/me/chaves/a%00b").status_code == 404
         allowlist = client.put("/v1/me/chaves/a%00b/allowlist", json={"allowlist": []})
         assert allowlist.status_code == 404
+
+
+def test_audit_filter_by_refusal_status_is_planned_on_its_index() -> None:
+    """The status index (migration 0007) holds only the rows that are not 200, and the listing's
+    own filter reaches it: the page of a rare status needs no backward scan of the table."""
+    with psycopg.connect(migrated()) as conn:
+        valid, predicate = conn.execute(
+            "SELECT i.indisvalid, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'auditoria_status'"
+        ).fetchone() or (False, None)
+        assert valid
+        assert predicate == "(status <> 200)"
+        conn.execute("SET LOCAL enable_seqscan = off")
+        filtro = {"chave": None, "rota": None, "operacao": None, "desde": None, "ate": None}
+        plan = conn.execute(
+            "EXPLAIN SELECT id FROM auditoria" + WHERE + " ORDER BY id DESC LIMIT 50",
+            {**filtro, "status": 404},
+        ).fetchall()
+        assert "auditoria_status" in " ".join(row[0] for row in plan)
