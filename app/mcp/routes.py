@@ -123,7 +123,8 @@ def _as_failure(error: AppError) -> RpcError:
     description=(
         "Model Context Protocol 2025-11-25 over Streamable HTTP, one JSON-RPC message per POST "
         "(a batch from a 2025-03-26 client) and one JSON answer, no session. Discovery "
-        "(initialize, tools/list, resources/*, prompts/*, completion/complete) needs no key; "
+        "(initialize, tools/list, resources/*, prompts/*, completion/complete) needs no key "
+        "(completion/complete without one: 60 a minute per address); "
         "tools/call needs a Bearer key and counts against the account's window like REST. See "
         "docs/mcp.md."
     ),

@@ -1,6 +1,7 @@
 """The methods of the agent interface, over the tools, resources, prompts and completions.
 
-Discovery needs no key. A tool call needs one: it is admitted on the account's window and
+Discovery needs no key (completions without one have a window per address,
+`COMPLETION_LIMIT`). A tool call needs one: it is admitted on the account's window and
 metered as its own operation through the same gate as REST (`app.lib.operations.charge`), so the
 audit row names the tool and the usage counter its cost. Access failures are JSON-RPC errors
 with the HTTP status REST would give (401, 403, 429, 503); failures of the tool itself (bad
@@ -117,6 +118,22 @@ def _tool_error(error: AppError, tool: str) -> dict[str, Any]:
         "content": [{"type": "text", "text": f"{tool}: {error.message}{detail}{hint}"}],
         "isError": True,
     }
+
+
+COMPLETION_LIMIT = 60
+"""Completions a minute per address without a key (IPv6: per /64), in a window of their own:
+the one discovery method that searches the index, so a caller without a key cannot turn it
+into free searches. With a key a completion is not metered, like the rest of discovery."""
+
+
+async def _admit_completion(context: Context) -> None:
+    state = context.state
+    if state is None or state.caller.identity is not None:
+        return
+    try:
+        await state.admit(group="mcp-completar", anonymous_limit=COMPLETION_LIMIT)
+    except AppError as error:
+        raise access_failure(error, context.public_url) from None
 
 
 async def _admit(context: Context, tool: tools.Tool) -> None:
@@ -268,5 +285,6 @@ async def dispatch(context: Context, method: str, raw: dict[str, Any] | None) ->
     if method == "prompts/get":
         return get_prompt(params)
     if method == "completion/complete":
+        await _admit_completion(context)
         return await completion.complete(context.backends, params)
     raise RpcError(METHOD_NOT_FOUND, f"Método desconhecido: {method[:64]}.")

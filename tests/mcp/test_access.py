@@ -3,11 +3,13 @@ usage counters by their cost, and write an audit row naming the tool; discovery 
 
 from __future__ import annotations
 
+import secrets
 import time
 from typing import Any
 
 import httpx
 
+from app.mcp.server import COMPLETION_LIMIT
 from tests.conftest import Issued, MakeKey, Server, another_key
 from tests.mcp.conftest import SAMPLE_CNPJ, rpc
 
@@ -129,3 +131,28 @@ def test_allowlisted_key_from_elsewhere_403(mcp_server: Server, make_key: MakeKe
         response = rpc(client, "tools/call", CALL, Authorization=f"Bearer {created['api_key']}")
     assert response.status_code == 403
     assert response.json()["error"]["code"] == -32043
+
+
+def test_completions_without_a_key_have_a_window_per_address(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    """The one discovery method that searches the index: without a key, `COMPLETION_LIMIT`
+    a minute per address, then 429 in JSON-RPC; a key lifts it, other discovery is not drawn."""
+    ref = {"type": "ref/prompt", "name": "analisar_mercado"}
+    params = {"ref": ref, "argument": {"name": "segmento", "value": "padar"}}
+    address = f"127.61.{secrets.randbelow(250)}.{secrets.randbelow(250) + 1}"
+    with mcp_server.client(address, headers={}) as client:
+        answered = [rpc(client, "completion/complete", params) for _ in range(COMPLETION_LIMIT)]
+        refused = rpc(client, "completion/complete", params, request_id=7)
+        listed = rpc(client, "tools/list")
+        keyed = rpc(client, "completion/complete", params, **make_key().headers)
+    assert {a.status_code for a in answered} == {200}
+    assert answered[0].json()["result"]["completion"]["values"]
+    assert answered[-1].headers["X-RateLimit-Remaining"] == "0"
+    assert refused.status_code == 429
+    assert refused.json()["id"] == 7
+    assert refused.json()["error"]["code"] == -32029
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert listed.status_code == 200
+    assert keyed.status_code == 200
+    assert "X-RateLimit-Limit" not in keyed.headers
