@@ -100,6 +100,8 @@ def parse_allowlist(values: list[str]) -> list[Network]:
     networks: list[Network] = []
     for value in values:
         try:
+            if "%" in value:  # an IPv6 zone (fe80::1%eth0) names a local interface, not a network
+                raise ValueError(value)
             networks.append(ipaddress.ip_network(value.strip()))
         except ValueError:
             raise BadRequestError(

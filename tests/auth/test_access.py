@@ -122,9 +122,14 @@ def test_allowlist_narrowed_applies_at_once_in_every_worker(
 
 
 def test_allowlist_invalid_network_400(api: httpx.Client) -> None:
-    for value in (["not-an-ip"], ["10.0.0.1/8"], ["300.1.1.1"], ["1.2.3.4"] * 101):
-        response = api.post(PROTECTED, json={"rotulo": "x", "allowlist": value})
-        assert response.status_code == 400, value
+    key_id = api.post(PROTECTED, json={"rotulo": "rede"}).json()["chave"]["id"]
+    zoned = (["fe80::1%eth0"], ["fe80::%1/64"])  # a zone names an interface of the caller's host
+    for value in (["not-an-ip"], ["10.0.0.1/8"], ["300.1.1.1"], ["1.2.3.4"] * 101, *zoned):
+        created = api.post(PROTECTED, json={"rotulo": "x", "allowlist": value})
+        changed = api.put(f"{PROTECTED}/{key_id}/allowlist", json={"allowlist": value})
+        assert created.status_code == changed.status_code == 400, value
+        assert "allowlist" in created.json()["message"]
+    api.delete(f"{PROTECTED}/{key_id}")
 
 
 def test_admin_route_non_admin_403(api: httpx.Client, make_key: MakeKey) -> None:
