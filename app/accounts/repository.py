@@ -186,10 +186,12 @@ async def revoke_key(conn: AsyncConnection, conta_id: int, key_id: str) -> Chave
 async def set_allowlist(
     conn: AsyncConnection, conta_id: int, key_id: str, allowlist: list[Network]
 ) -> Chave | None:
+    """Sets the allowlist of an active key; a revoked key is returned unchanged."""
     cursor = conn.cursor(row_factory=class_row(Chave))
     await cursor.execute(
         f"""
-        UPDATE chaves SET allowlist = %s::cidr[]
+        UPDATE chaves
+        SET allowlist = CASE WHEN revogada_em IS NULL THEN %s::cidr[] ELSE allowlist END
         WHERE conta_id = %s AND id = %s
         RETURNING {_CHAVE}
         """,  # noqa: S608

@@ -87,8 +87,12 @@ async def revoke_key(
 @put(
     ["/v1/me/chaves/{key_id:str}/allowlist", "/me/chaves/{key_id:str}/allowlist"],
     summary="Set the IP allowlist of an API key",
-    description="Calls from other addresses get 403. An empty list lets any address in.",
+    description=(
+        "Calls from other addresses get 403. An empty list lets any address in. 409 for a "
+        "revoked key."
+    ),
     tags=["Accounts"],
+    responses={409: CONFLICT},
 )
 async def set_allowlist(
     request: Request[Any, Any, Any],

@@ -182,13 +182,16 @@ async def revoke_key(pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_i
 async def change_allowlist(
     pool: AsyncConnectionPool, gate: Gate, conta_id: int, key_id: str, values: list[str]
 ) -> Chave:
-    """Sets the key's allowlist (empty: any address); every process applies it at once."""
+    """Sets the key's allowlist (empty: any address); every process applies it at once. 409 for
+    a revoked key."""
     _known_shape(key_id)
     networks = parse_allowlist(values)
     async with pool.connection() as conn:
         updated = await repository.set_allowlist(conn, conta_id, key_id, networks)
     if updated is None:
         raise NotFoundError(KEY_NOT_FOUND)
+    if updated.revogada_em is not None:
+        raise ConflictError("Esta chave foi revogada: sua allowlist não muda mais.")
     await gate.credentials_changed()
     return updated
 

@@ -130,6 +130,11 @@ def test_allowlist_invalid_network_400(api: httpx.Client) -> None:
         assert created.status_code == changed.status_code == 400, value
         assert "allowlist" in created.json()["message"]
     api.delete(f"{PROTECTED}/{key_id}")
+    revoked = api.put(f"{PROTECTED}/{key_id}/allowlist", json={"allowlist": ["10.0.0.0/8"]})
+    assert revoked.status_code == 409
+    assert "revogada" in revoked.json()["message"]
+    listed = {k["id"]: k for k in api.get(PROTECTED).json()["data"]}
+    assert listed[key_id]["allowlist"] == []
 
 
 def test_admin_route_non_admin_403(api: httpx.Client, make_key: MakeKey) -> None:
