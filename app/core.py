@@ -10,6 +10,7 @@ from typing import Any
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components
@@ -61,7 +62,7 @@ from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
 from app.web.profiles import ProfileCache
-from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES
+from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES, routing_error
 from app.web.sessions import Sessions
 from app.webhooks.delivery import Sender
 from app.worker.queue import queue
@@ -190,7 +191,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
         request_max_body_size=settings.max_body_size,
         middleware=[AccessMiddleware()] if protected else [],
         guards=[reject_unknown_query],
-        exception_handlers=HANDLERS,  # type: ignore[arg-type]
+        exception_handlers={**HANDLERS, HTTPException: routing_error},  # type: ignore[dict-item]
         openapi_config=OpenAPIConfig(
             title="CNPJ Registry API",
             version=API_VERSION,

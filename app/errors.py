@@ -131,7 +131,7 @@ def internal_error_handler(
         "unhandled %s on %s %s",
         type(error).__name__,
         request.method,
-        request.url.path,
+        request.scope["path"],
         exc_info=error,
     )
     return error_response(500, "An unexpected error occurred; it has been logged.")
@@ -171,7 +171,7 @@ def database_error_handler(
 ) -> Response[ErrorBody]:
     """PostgreSQL away (or every pooled connection busy): 503 with `Retry-After`, never a 500;
     logged once, without a traceback."""
-    log.warning("PostgreSQL unavailable on %s %s: %s", request.method, request.url.path, error)
+    log.warning("PostgreSQL unavailable on %s %s: %s", request.method, request.scope["path"], error)
     return app_error_handler(
         request,
         UnavailableError(

@@ -63,14 +63,14 @@ async def home(
 
 async def _keys_page(
     request: Request[Any, Any, Any], visita: Visita, backends: Backends, status: int = 200,
-    **context: Any,
+    failure: Exception | None = None, **context: Any,
 ) -> Template:  # fmt: skip
     perfil = require_account(request, visita)
     chaves = await service.list_keys(backends.pool, perfil.id)
     revoked = {c.id for c in chaves if c.revogada_em is not None}
     if context.get("revogada") not in revoked:  # a notice only for a key this account revoked
         context["revogada"] = None
-    return page(request, visita, "chaves.html", status=status, chaves=chaves,
+    return page(request, visita, "chaves.html", status=status, failure=failure, chaves=chaves,
                 maximo=service.MAX_ACTIVE_KEYS, **context)  # fmt: skip
 
 
@@ -107,7 +107,7 @@ async def create_key(
         )  # fmt: skip
         return await _keys_page(request, visita, backends,
                                 status=error.status if isinstance(error, AppError) else 400,
-                                erro_criar=message, valores=form)  # fmt: skip
+                                failure=error, erro_criar=message, valores=form)  # fmt: skip
     return page(request, visita, "chave_criada.html", criada=criada,
                 mcp_url=backends.settings.public_url.rstrip("/") + "/mcp")  # fmt: skip
 
@@ -148,6 +148,12 @@ async def revoke_key(
     return redirect(visita, f"/painel/chaves?revogada={chave.id}")
 
 
+def _shown(key_id: str) -> str:
+    """The key id as a page may repeat it: only the shape of a key's id (no control characters
+    nor markup from the address)."""
+    return key_id if service.KEY_ID.fullmatch(key_id) else ""
+
+
 @post("/painel/chaves/{key_id:str}/allowlist", status_code=303)
 async def set_allowlist(
     request: Request[Any, Any, Any],
@@ -163,8 +169,8 @@ async def set_allowlist(
             backends.pool, gate, perfil.id, key_id[:64], _networks(text(form, "allowlist"))
         )
     except AppError as error:
-        return await _keys_page(request, visita, backends, status=error.status,
-                                erro_allowlist={"chave": key_id[:64], "mensagem": error.message,
+        return await _keys_page(request, visita, backends, status=error.status, failure=error,
+                                erro_allowlist={"chave": _shown(key_id), "mensagem": error.message,
                                                 "valor": text(form, "allowlist")})  # fmt: skip
     return redirect(visita, "/painel/chaves")
 

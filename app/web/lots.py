@@ -82,7 +82,7 @@ async def create_lot(
     except (AppError, msgspec.ValidationError) as error:
         message = error.message if isinstance(error, AppError) else f"Lote inválido: {error}"
         status = error.status if isinstance(error, AppError) else 400
-        return page(request, visita, "exportar.html", status=status, erro=message,
+        return page(request, visita, "exportar.html", status=status, erro=message, failure=error,
                     filtros=filters, valores=form, formatos=FORMATS,
                     aviso=USO_RESPONSAVEL)  # fmt: skip
     return redirect(visita, "/painel/lotes")

@@ -31,12 +31,13 @@ BASE = "/painel/monitores"
 
 async def _list_page(
     request: Request[Any, Any, Any], visita: Visita, backends: Backends, status: int = 200,
-    **context: Any,
+    failure: Exception | None = None, **context: Any,
 ) -> Template:  # fmt: skip
     perfil = require_account(request, visita)
     cursor = request.query_params.get("cursor")
     monitores = await service.listing(backends, perfil.id, ListaMonitores(cursor=cursor))
-    return page(request, visita, "monitores.html", status=status, monitores=monitores,
+    return page(request, visita, "monitores.html", status=status, failure=failure,
+                monitores=monitores,
                 eventos=EVENTS, **context)  # fmt: skip
 
 
@@ -70,7 +71,8 @@ async def create_monitor(
     except (AppError, msgspec.ValidationError) as error:
         message = error.message if isinstance(error, AppError) else _invalid(error)
         status = error.status if isinstance(error, AppError) else 400
-        return await _list_page(request, visita, backends, status=status, erro=message,
+        return await _list_page(request, visita, backends, status=status, failure=error,
+                                erro=message,
                                 valores=form)  # fmt: skip
     return page(request, visita, "monitor_criado.html", criado=criado)
 

@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from app.accounts.repository import Perfil
 from app.auth.gate import Gate
 from app.context import Backends
+from app.errors import AppError
 from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
@@ -27,9 +28,14 @@ def page(
     template: str,
     status: int = 200,
     headers: dict[str, str] | None = None,
+    failure: Exception | None = None,
     **context: Any,
 ) -> Template:
-    context.update(visita=visita, csrf_field=CSRF_FIELD, path=request.url.path)
+    """The page; with a `failure` that is a refusal (`AppError`), its headers too (`Retry-After`
+    of a 429 or a 503, the window's), as the API sends them."""
+    if isinstance(failure, AppError):
+        headers = {**(headers or {}), **failure.headers}
+    context.update(visita=visita, csrf_field=CSRF_FIELD, path=request.scope["path"])
     return Template(
         template_name=template, context=context, status_code=status,
         headers={**NO_STORE, **(headers or {})}, cookies=visita.cookies,

@@ -10,13 +10,15 @@ import msgspec
 from litestar import Request, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.di import Provide
+from litestar.exceptions import HTTPException
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Redirect, Response, Template
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
 from app.auth.access import Access
-from app.errors import HANDLERS, ErrorBody
+from app.errors import HANDLERS, ErrorBody, http_error_handler
+from app.lib.shedding import PAGES as PAGE_PATHS
 from app.web import account, admin, lots, monitors, search, signin
 from app.web.render import NO_STORE
 from app.web.visit import SignInRequired, sign_in_path, visit
@@ -42,13 +44,21 @@ def _error_page(request: Request[Any, Any, Any], error: Exception) -> Response[A
     message = body.message if isinstance(body, ErrorBody) else "Erro inesperado."
     if isinstance(body, bytes):
         message = msgspec.json.decode(body, type=ErrorBody).message
-    headers = {k: v for k, v in answer.headers.items() if k.lower() == "retry-after"}
+    headers = {k: v for k, v in answer.headers.items() if k.lower() in ("retry-after", "allow")}
     return Template(
         template_name="erro.html",
         context={"status": answer.status_code, "mensagem": message, "visita": None},
         status_code=answer.status_code,
         headers={**NO_STORE, **headers},
     )
+
+
+def routing_error(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+    """A request no route took (an unknown path, 404; a method the path does not allow, 405):
+    a page under the pages' paths, the API's JSON error elsewhere."""
+    if request.scope["path"].startswith(PAGE_PATHS):
+        return _error_page(request, error)
+    return http_error_handler(request, error)
 
 
 @get("/", include_in_schema=False)

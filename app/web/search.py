@@ -136,7 +136,7 @@ async def search_page(
         context["resultado"] = await search(backends, filtros, Modo.SEARCH)
     except AppError as error:
         return page(request, visita, template, status=error.status, headers=headers,
-                    erro=error.message, **context)  # fmt: skip
+                    failure=error, erro=error.message, **context)  # fmt: skip
     return page(request, visita, template, headers=headers, **context)
 
 

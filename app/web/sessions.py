@@ -49,7 +49,7 @@ def csrf_token(secret: bytes, cookie: str) -> str:
 
 
 def csrf_matches(secret: bytes, cookie: str | None, sent: str | None) -> bool:
-    if not cookie or not sent:
+    if not cookie or not sent or not sent.isascii():  # a token is ASCII; compare_digest needs it
         return False
     return hmac.compare_digest(csrf_token(secret, cookie), sent)
 

@@ -71,7 +71,7 @@ async def send_code(
     except (AppError, msgspec.ValidationError) as error:
         message = error.message if isinstance(error, AppError) else "Confira o e-mail informado."
         status = error.status if isinstance(error, AppError) else 400
-        return page(request, visita, "entrar.html", status=status, erro=message,
+        return page(request, visita, "entrar.html", status=status, erro=message, failure=error,
                     proximo=proximo, valores=form, digitos=CODE_DIGITS)  # fmt: skip
     return page(request, visita, "codigo.html", email=service.normal_email(email),
                 proximo=proximo, digitos=CODE_DIGITS)  # fmt: skip
@@ -95,6 +95,7 @@ async def check_code(
         if isinstance(error, msgspec.ValidationError):
             error = BadRequestError(f"O código tem {CODE_DIGITS} dígitos; confira o e-mail.")
         return page(request, visita, "codigo.html", status=error.status, erro=error.message,
+                    failure=error,
                     email=email, proximo=proximo, digitos=CODE_DIGITS)  # fmt: skip
     token = await sessions_of(request).open(conta.id)
     visita.cookies = [

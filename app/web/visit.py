@@ -117,7 +117,8 @@ async def profile(pool: AsyncConnectionPool, conta_id: int) -> Perfil | None:
 
 def require_account(request: Request[Any, Any, Any], visita: Visita) -> Perfil:
     if visita.perfil is None:
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        query = request.scope["query_string"].decode("latin-1")
+        target = request.scope["path"] + (f"?{query}" if query else "")
         raise SignInRequired(target)
     return visita.perfil
 
@@ -137,9 +138,15 @@ async def draw(request: Request[Any, Any, Any], gate: Gate, visita: Visita) -> N
     await gate.admit(caller)
 
 
-def _host(value: str) -> str:
-    parsed = urlsplit(value if "//" in value else f"//{value}")
-    return f"{parsed.hostname}:{parsed.port}" if parsed.port else str(parsed.hostname)
+def _host(value: str) -> str | None:
+    """`host:port` of an origin or a `Host` header; None when it cannot be read (a port that is
+    not a number or out of range, an unclosed IPv6 bracket), which matches nothing."""
+    try:
+        parsed = urlsplit(value if "//" in value else f"//{value}")
+        port = parsed.port
+    except ValueError:
+        return None
+    return f"{parsed.hostname}:{port}" if port else str(parsed.hostname)
 
 
 def check_form(
@@ -150,7 +157,7 @@ def check_form(
     the CSRF token of the cookie it travels with."""
     origin = request.headers.get("origin")
     ours = {_host(request.headers.get("host", "")), _host(request.app.state.settings.public_url)}
-    if origin is not None and _host(origin) not in ours:
+    if origin is not None and (_host(origin) is None or _host(origin) not in ours):
         raise ForbiddenError("Formulário enviado de outra origem.")
     sent = form.get(CSRF_FIELD)
     if not csrf_matches(secret, visita.cookie, sent if isinstance(sent, str) else None):

@@ -1,0 +1,93 @@
+"""Bad input to the dashboard's pages gets a page with a clear status, never a 500: origins and
+tokens that cannot be read, a malformed `Host`, paths and methods no page has, and keys the
+account cannot change (revoked, or not a key's id)."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from app.web.sessions import SESSION_COOKIE
+from tests.conftest import MakeKey, Server
+
+TOKEN = re.compile(r'name="_csrf" value="([0-9a-f]+)"')
+
+
+def _token(client: httpx.Client, path: str) -> str:
+    found = TOKEN.search(client.get(path).text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_forms_refuse_origins_and_tokens_that_cannot_be_read(api_server: Server) -> None:
+    with api_server.client(headers={}) as client:
+        token = _token(client, "/painel/entrar")  # and the pre-session cookie
+        form = {"email": "x@example.com", "_csrf": token}
+        for origin in ("http://127.0.0.1:99999", "http://127.0.0.1:abc", "http://[::1"):
+            refused = client.post("/painel/entrar", data=form, headers={"Origin": origin})
+            assert refused.status_code == 403, origin
+            assert "origem" in refused.text
+        odd = client.post("/painel/entrar", data={**form, "_csrf": "é" * 64})
+        assert odd.status_code == 403
+        assert "Formulário" in odd.text
+
+
+def test_pages_answer_a_malformed_host(api_server: Server) -> None:
+    with api_server.client(headers={"Host": "127.0.0.1:abc"}) as client:
+        for path in ("/painel/entrar", "/busca", "/painel/chaves"):
+            answer = client.get(path)
+            assert answer.status_code in (200, 303), path
+        assert client.get("/painel/chaves").headers["location"].startswith("/painel/entrar")
+
+
+def test_paths_and_methods_no_page_has_answer_pages(api_server: Server) -> None:
+    with api_server.client(headers={}) as client:
+        for path in ("/painel/nada", "/painel/monitores/abc", "/busca/empresa/11.222.333/0001-81"):
+            missing = client.get(path)
+            assert missing.status_code == 404, path
+            assert missing.headers["content-type"].startswith("text/html")
+            assert missing.headers["cache-control"] == "no-store"
+        wrong = client.delete("/painel/chaves")
+        assert wrong.status_code == 405
+        assert wrong.headers["content-type"].startswith("text/html")
+        assert "POST" in wrong.headers["allow"]
+        api = client.get("/v1/nada")  # the API's own stay JSON
+        assert api.status_code == 404
+        assert api.json()["error"] == "Not Found"
+
+
+def test_allowlist_of_a_revoked_key_or_of_no_key_is_refused(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    owner = make_key()
+    cookies = {SESSION_COOKIE: api_server.open_session(owner.conta_id)}
+    with api_server.client(headers=owner.headers) as api:
+        created = api.post("/v1/me/chaves", json={"rotulo": "antiga"}).json()["chave"]["id"]
+        assert api.delete(f"/v1/me/chaves/{created}").status_code == 204
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/chaves")
+        form = {"allowlist": "203.0.113.0/24", "_csrf": token}
+        revoked = client.post(f"/painel/chaves/{created}/allowlist", data=form)
+        assert revoked.status_code == 409
+        assert "revogada" in revoked.text
+        assert "203.0.113.0/24" not in client.get("/painel/chaves").text.split("<tbody>")[1]
+        odd = client.post("/painel/chaves/a%00b/allowlist", data=form)
+        assert odd.status_code == 404
+        assert "\x00" not in odd.text
+        assert "não encontrada" in odd.text
+
+
+def test_search_page_past_the_plan_says_when_to_come_back(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    owner = make_key(plano="starter")  # 3 a minute
+    cookies = {SESSION_COOKIE: api_server.open_session(owner.conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        answers = [client.get("/busca", params={"q": "brasil"}) for _ in range(4)]
+        partial = client.get("/busca", params={"q": "brasil"}, headers={"HX-Request": "true"})
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    for refused in (answers[-1], partial):
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert refused.headers["X-RateLimit-Remaining"] == "0"
