@@ -16,6 +16,7 @@ from litestar import Request
 from litestar.types import Empty
 
 from app.errors import BadRequestError
+from app.lib.wording import invalid
 
 T = TypeVar("T")
 MAX_DEPTH_MESSAGE = "Corpo JSON aninhado demais."
@@ -50,9 +51,7 @@ def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
             raise BadRequestError(
                 f"Campo desconhecido: {field}.", details={"campo": field}
             ) from None
-        raise BadRequestError(
-            f"Valor inválido: {text}.", details={"campo": field_of(error)}
-        ) from None
+        raise BadRequestError(invalid(text), details={"campo": field_of(error)}) from None
     except RecursionError:
         raise BadRequestError(MAX_DEPTH_MESSAGE) from None
 

@@ -185,6 +185,7 @@ def _worded(error: AppError, tool: tools.Tool) -> AppError:
     for name, argument in tool.renamed.items():
         if message.startswith(f"{name}:"):
             message = argument + message[len(name) :]
+        message = message.replace(f" em {name}:", f" em {argument}:")  # `convert`'s sentences
     if isinstance(details, dict):
         details = {tool.renamed.get(key, key): value for key, value in details.items()}
         if details.get("campo") in tool.renamed:

@@ -17,6 +17,7 @@ from app.leads import lots
 from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
 from app.leads.service import USO_RESPONSAVEL
+from app.lib.wording import invalid
 from app.web.render import NO_STORE, action, page, redirect, text
 from app.web.visit import Visita, require_account
 
@@ -80,7 +81,7 @@ async def create_lot(
         )  # fmt: skip
         await lots.criar(backends, visita.identity, entrada)
     except (AppError, msgspec.ValidationError) as error:
-        message = error.message if isinstance(error, AppError) else f"Lote inválido: {error}"
+        message = error.message if isinstance(error, AppError) else invalid(str(error))
         status = error.status if isinstance(error, AppError) else 400
         return page(request, visita, "exportar.html", status=status, erro=message, failure=error,
                     filtros=filters, valores=form, formatos=FORMATS,

@@ -15,6 +15,7 @@ from litestar.response.base import Response
 from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError
+from app.lib.wording import invalid
 from app.monitoring import service
 from app.monitoring.service import (
     EVENTS,
@@ -83,7 +84,7 @@ def _invalid(error: msgspec.ValidationError) -> str:
         return "CNPJ inválido: informe os 14 caracteres, com ou sem pontuação."
     if "webhook_url" in detail:
         return "Endereço do webhook inválido: use uma URL https:// completa."
-    return f"Valor inválido: {detail[:200]}"
+    return invalid(detail)
 
 
 @get(f"{BASE}/{{monitor_id:int}}", opt={"query": ("cursor",)})

@@ -16,8 +16,14 @@ from app.context import Backends
 from app.errors import AppError
 from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
-NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
-"""Pages show account data (and a new key once): never cached, never referred elsewhere."""
+NO_STORE = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+}
+"""Pages show account data (and a new key once): never cached, never referred elsewhere, never
+framed by another site (clickjacking)."""
 MAX_FIELD = 2000
 """Characters kept of any one form value."""
 

@@ -31,8 +31,13 @@ SWAGGER = "/static/vendor/swagger-ui-5.35.0"
 TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
 
 
-def _sign_in(_: Request[Any, Any, Any], error: SignInRequired) -> Response[Any]:
-    return Redirect(sign_in_path(error.next_path), status_code=303, headers=NO_STORE)
+def _sign_in(request: Request[Any, Any, Any], error: SignInRequired) -> Response[Any]:
+    """To the sign-in page; a request of htmx (a session that ended while a page was open) is
+    told to load it as a whole page, not to swap it into the part it asked for."""
+    target = sign_in_path(error.next_path)
+    if request.headers.get("hx-request"):
+        return Response(b"", status_code=200, headers={**NO_STORE, "HX-Redirect": target})
+    return Redirect(target, status_code=303, headers=NO_STORE)
 
 
 def _error_page(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:

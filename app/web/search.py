@@ -27,6 +27,7 @@ from app.catalog.service import BuscaCidade, BuscaCnae, search_cities, search_cn
 from app.context import Backends
 from app.domain import codes
 from app.errors import AppError
+from app.lib.body import single_values
 from app.lookup import service as lookup
 from app.lookup.service import ConsultaCnpj
 from app.partners.service import quadro
@@ -95,10 +96,13 @@ def linker(values: dict[str, str]) -> Callable[..., str]:
 
 
 def _values(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """The form's filled fields; a field given twice (`uf=SP&uf=RJ`) is a 400, as on the API,
+    rather than one of them searched silently."""
+    given = single_values(request.query_params.dict())
     return {
-        name: request.query_params.get(name, "").strip()[: f.MAX_LIST_TEXT]
+        name: given[name].strip()[: f.MAX_LIST_TEXT]
         for name in FORM_FIELDS
-        if request.query_params.get(name, "").strip()
+        if given.get(name, "").strip()
     }
 
 

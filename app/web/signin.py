@@ -17,6 +17,8 @@ from app.accounts.service import Inicio, Verificacao
 from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError, BadRequestError
+from app.lib.body import field_of
+from app.lib.wording import invalid
 from app.web.render import form_of, page, redirect, text
 from app.web.sessions import PRE_COOKIE, SESSION_COOKIE
 from app.web.visit import Visita, check_form, cookie, sessions_of
@@ -69,7 +71,11 @@ async def send_code(
         await service.start_bootstrap(backends.pool, gate.limiter, backends.settings, entrada,
                                       dashboard=True)  # fmt: skip
     except (AppError, msgspec.ValidationError) as error:
-        message = error.message if isinstance(error, AppError) else "Confira o e-mail informado."
+        message = (
+            error.message if isinstance(error, AppError)
+            else "Confira o e-mail informado." if field_of(error) == "email"
+            else invalid(str(error))
+        )  # fmt: skip
         status = error.status if isinstance(error, AppError) else 400
         return page(request, visita, "entrar.html", status=status, erro=message, failure=error,
                     proximo=proximo, valores=form, digitos=CODE_DIGITS)  # fmt: skip
@@ -93,7 +99,11 @@ async def check_code(
         conta = await service.sign_in(backends.pool, backends.settings, entrada)
     except (AppError, msgspec.ValidationError) as error:
         if isinstance(error, msgspec.ValidationError):
-            error = BadRequestError(f"O código tem {CODE_DIGITS} dígitos; confira o e-mail.")
+            error = BadRequestError(
+                f"O código tem {CODE_DIGITS} dígitos." if field_of(error) == "codigo"
+                else "Confira o e-mail informado." if field_of(error) == "email"
+                else invalid(str(error))
+            )  # fmt: skip
         return page(request, visita, "codigo.html", status=error.status, erro=error.message,
                     failure=error,
                     email=email, proximo=proximo, digitos=CODE_DIGITS)  # fmt: skip
@@ -111,9 +121,9 @@ async def sign_out(
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
 ) -> Response[Any]:
-    form = await form_of(request)
-    check_form(request, visita, form, backends.secret)
-    await sessions_of(request).close(request.cookies.get(SESSION_COOKIE))
+    if visita.perfil is not None:  # a session that has already ended has nothing to protect
+        check_form(request, visita, await form_of(request), backends.secret)
+        await sessions_of(request).close(request.cookies.get(SESSION_COOKIE))
     visita.cookies = [cookie(SESSION_COOKIE, "", visita.secure, max_age=0)]
     return redirect(visita, "/painel/entrar")
 

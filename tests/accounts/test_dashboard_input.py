@@ -91,3 +91,34 @@ def test_search_page_past_the_plan_says_when_to_come_back(
         assert refused.status_code == 429
         assert int(refused.headers["Retry-After"]) >= 1
         assert refused.headers["X-RateLimit-Remaining"] == "0"
+
+
+def test_an_ended_session_sends_htmx_and_sign_out_to_the_sign_in_page(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    owner = make_key()
+    token = api_server.open_session(owner.conta_id)
+    with api_server.client(headers={}, cookies={SESSION_COOKIE: token}) as client:
+        page = client.get("/busca")
+        assert page.status_code == 200
+        assert page.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+        csrf = _token(client, "/painel")
+        api_server.close_session(token)  # the session ends while the page is open
+        partial = client.get("/busca", params={"q": "brasil"}, headers={"HX-Request": "true"})
+        assert partial.status_code == 200
+        assert partial.headers["hx-redirect"].startswith("/painel/entrar?proximo=/busca")
+        assert partial.content == b""
+        out = client.post("/painel/sair", data={"_csrf": csrf})
+        assert out.status_code == 303
+        assert out.headers["location"] == "/painel/entrar"
+        assert SESSION_COOKIE in out.headers["set-cookie"]
+
+
+def test_search_page_refuses_a_field_given_twice(api_server: Server, make_key: MakeKey) -> None:
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        twice = client.get("/busca", params=[("q", "brasil"), ("uf", "SP"), ("uf", "RJ")])
+    assert twice.status_code == 400
+    assert twice.headers["content-type"].startswith("text/html")
+    assert "Parâmetro repetido: uf" in twice.text

@@ -1,0 +1,73 @@
+"""msgspec's validation messages in the words of the service's users (Portuguese), for the 400s of
+every face: `Expected `str` of length <= 200 - at `$.q`` becomes `Valor inválido em q: no máximo
+200 caracteres.`
+A message of a shape not listed here is kept as msgspec wrote it."""
+
+from __future__ import annotations
+
+import re
+
+_TYPES = {
+    "str": "um texto",
+    "int": "um número inteiro",
+    "float": "um número",
+    "bool": "verdadeiro ou falso (true/false)",
+    "object": "um objeto",
+    "array": "uma lista",
+    "null": "nulo",
+}
+_BOUNDS = {">=": "no mínimo", "<=": "no máximo", ">": "maior que", "<": "menor que"}
+_UNITS = {"str": "caracteres", "array": "itens", "object": "campos"}
+
+_AT = re.compile(r" - at `\$\.?(?P<campo>[^`]*)`$")
+_LENGTH = re.compile(r"Expected `(?P<tipo>\w+)` of length (?P<op>[<>]=?) (?P<n>\d+)")
+_BOUND = re.compile(r"Expected `(?:int|float)` (?P<op>[<>]=?) (?P<n>[-\d.]+)")
+_TYPE = re.compile(r"Expected `(?P<esperado>[^`]+)`, got `(?P<veio>[^`]+)`")
+_PATTERN = re.compile(r"Expected `str` matching regex")
+_ENUM = re.compile(r"Invalid enum value (?P<valor>.+)")
+_MISSING = re.compile(r"Object missing required field `(?P<campo>[^`]+)`")
+_DATE = re.compile(r"Invalid RFC3339 encoded (?P<tipo>date|datetime|time)")
+
+
+def _kind(names: str) -> str:
+    said = [_TYPES.get(name.strip(), name.strip()) for name in names.split("|")]
+    wanted = [name for name in said if name != "nulo"] or said
+    return " ou ".join(dict.fromkeys(wanted))
+
+
+def _number(text: str) -> str:
+    return text.removesuffix(".0")
+
+
+def _reason(text: str) -> str:
+    if found := _LENGTH.fullmatch(text):
+        n, unit = int(found["n"]), _UNITS.get(found["tipo"], "")
+        if found["op"] == ">=" and n == 1:
+            return "não pode ser vazio"
+        return f"deve ter {_BOUNDS[found['op']]} {n} {unit}".strip()
+    if found := _BOUND.fullmatch(text):
+        return f"deve ser {_BOUNDS[found['op']]} {_number(found['n'])}"
+    if found := _TYPE.fullmatch(text):
+        return f"deve ser {_kind(found['esperado'])}"
+    if _PATTERN.match(text):
+        if r"\\x00-\\x1f" in text:  # free text's pattern (msgspec doubles its backslashes)
+            return "não pode ter caracteres de controle (como NUL ou quebras de linha)"
+        return "formato inválido"
+    if found := _ENUM.fullmatch(text):
+        return f"{found['valor'][:80]} não é um dos valores aceitos"
+    if found := _DATE.fullmatch(text):
+        return {
+            "date": "data inválida: use AAAA-MM-DD",
+            "datetime": "data e hora inválidas: use ISO 8601 (2026-01-31T12:00:00Z)",
+        }.get(found["tipo"], "hora inválida")
+    return text
+
+
+def invalid(text: str) -> str:
+    """A `msgspec.ValidationError`'s text as the sentence of a 400: `Valor inválido em q: no
+    máximo 200 caracteres.`"""
+    if found := _MISSING.fullmatch(text):
+        return f"Campo obrigatório ausente: {found['campo']}."
+    at = _AT.search(text)
+    reason = _reason(text[: at.start()] if at else text)
+    return f"Valor inválido em {at['campo']}: {reason}." if at else f"Valor inválido: {reason}."

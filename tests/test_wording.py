@@ -1,0 +1,78 @@
+"""msgspec's validation messages in the users' words: each case is a real msgspec error (raised
+here, so a change of msgspec's wording shows up as a failure), and `BadRequestError`'s text
+from `convert` is the same sentence."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+import pytest
+
+from app.errors import BadRequestError
+from app.lib.body import convert
+from app.lib.wording import invalid
+
+Free = Annotated[str, msgspec.Meta(max_length=3, pattern=r"^[^\x00-\x1f\x7f]*$")]
+
+
+class Form(msgspec.Struct, forbid_unknown_fields=True):
+    texto: Free = "x"
+    sigla: Annotated[str, msgspec.Meta(pattern="^[A-Z]{2}$")] = "SP"
+    rotulo: Annotated[str, msgspec.Meta(min_length=1)] = "a"
+    quantidade: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
+    capital: Annotated[float, msgspec.Meta(gt=0)] = 1.0
+    matriz: bool | None = None
+    formato: Literal["csv", "xlsx"] = "csv"
+    redes: Annotated[list[str], msgspec.Meta(max_length=2)] = []
+    desde: date | None = None
+    em: datetime | None = None
+    notas: list[Annotated[int, msgspec.Meta(ge=0)]] = []
+
+
+class Required(msgspec.Struct):
+    cnpj: str
+
+
+CASES = [
+    ({"texto": "abcd"}, "Valor inválido em texto: deve ter no máximo 3 caracteres."),
+    ({"texto": "a\x00"}, "Valor inválido em texto: não pode ter caracteres de controle"),
+    ({"sigla": "sp"}, "Valor inválido em sigla: formato inválido."),
+    ({"rotulo": ""}, "Valor inválido em rotulo: não pode ser vazio."),
+    ({"quantidade": 0}, "Valor inválido em quantidade: deve ser no mínimo 1."),
+    ({"quantidade": 11}, "Valor inválido em quantidade: deve ser no máximo 10."),
+    ({"capital": 0}, "Valor inválido em capital: deve ser maior que 0."),
+    ({"matriz": "talvez"}, "Valor inválido em matriz: deve ser verdadeiro ou falso (true/false)."),
+    ({"quantidade": "dez"}, "Valor inválido em quantidade: deve ser um número inteiro."),
+    ({"formato": "pdf"}, "Valor inválido em formato: 'pdf' não é um dos valores aceitos."),
+    ({"redes": ["a", "b", "c"]}, "Valor inválido em redes: deve ter no máximo 2 itens."),
+    ({"redes": "a"}, "Valor inválido em redes: deve ser uma lista."),
+    ({"desde": "ontem"}, "Valor inválido em desde: data inválida: use AAAA-MM-DD."),
+    ({"em": "agora"}, "Valor inválido em em: data e hora inválidas: use ISO 8601"),
+    ({"notas": [1, -1]}, "Valor inválido em notas[1]: deve ser no mínimo 0."),
+    ([], "Valor inválido: deve ser um objeto."),
+]
+
+
+@pytest.mark.parametrize(("value", "said"), CASES)
+def test_msgspec_errors_read_as_sentences(value: Any, said: str) -> None:
+    with pytest.raises(msgspec.ValidationError) as raised:
+        msgspec.convert(value, Form)
+    assert invalid(str(raised.value)).startswith(said)
+    with pytest.raises(BadRequestError) as refused:
+        convert(value, Form)
+    assert refused.value.message == invalid(str(raised.value))
+
+
+def test_missing_and_unknown_fields_are_named() -> None:
+    with pytest.raises(BadRequestError) as missing:
+        convert({}, Required)
+    assert missing.value.message == "Campo obrigatório ausente: cnpj."
+    with pytest.raises(BadRequestError) as unknown:
+        convert({"zz": 1}, Form)
+    assert unknown.value.message == "Campo desconhecido: zz."
+
+
+def test_a_message_of_another_shape_is_kept() -> None:
+    assert invalid("Something new - at `$.x`") == "Valor inválido em x: Something new."
