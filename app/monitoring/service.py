@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
+import psycopg
 from psycopg import AsyncConnection
 
 from app.context import Backends
@@ -179,6 +180,9 @@ async def _release_index(backends: Backends) -> str | None:
     return sorted(names)[-1] if names else None
 
 
+ALREADY_WATCHED = "Este CNPJ já é monitorado nesta URL pela conta."
+
+
 async def create(backends: Backends, conta_id: int, entrada: NovoMonitor) -> MonitorCriado:
     """A new monitor of a CNPJ (404 unknown, 400 for a URL webhooks may not reach, 409 when
     the account already watches it at that URL or has reached its plan's number)."""
@@ -213,7 +217,7 @@ async def create(backends: Backends, conta_id: int, entrada: NovoMonitor) -> Mon
             indice=index,
         )
     if vigia is None:
-        raise ConflictError("Este CNPJ já é monitorado nesta URL pela conta.")
+        raise ConflictError(ALREADY_WATCHED)
     return MonitorCriado(
         monitor=_public(vigia), segredo=signing.secret_of(backends.secret, vigia.id, salt)
     )
@@ -272,11 +276,14 @@ async def update(
         values["estado"] = entrada.estado
         if entrada.estado == "ativo":
             values["motivo_pausa"] = None
-    async with backends.pool.connection() as conn, conn.transaction():
-        vigia = await _owned(conn, conta_id, monitor_id, lock=True)
-        if not values:
-            return _public(vigia)
-        updated = await repository.update_monitor(conn, monitor_id, values)
+    try:
+        async with backends.pool.connection() as conn, conn.transaction():
+            vigia = await _owned(conn, conta_id, monitor_id, lock=True)
+            if not values:
+                return _public(vigia)
+            updated = await repository.update_monitor(conn, monitor_id, values)
+    except psycopg.errors.UniqueViolation:  # another monitor of the account: same CNPJ and URL
+        raise ConflictError(ALREADY_WATCHED) from None
     assert updated is not None
     return updated
 

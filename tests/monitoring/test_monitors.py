@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from app.monitoring.service import ALREADY_WATCHED
 from tests.conftest import MakeKey, Server, serving
 from tests.monitoring.conftest import create_monitor
 from tests.peers import Receiver
@@ -114,16 +115,22 @@ def test_monitor_cap_by_plan_and_duplicate(
             "ON CONFLICT (nome) DO UPDATE SET monitores_max = excluded.monitores_max"
         )
     key = make_key(plano="teste-tres-monitores")
-    for n in range(3):
-        create_monitor(server, key, receiver, f"cap{n}", SAMPLE_CNPJ)
+    created = [create_monitor(server, key, receiver, f"cap{n}", SAMPLE_CNPJ) for n in range(3)]
     with server.client(headers=key.headers) as client:
         refused = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": receiver.url("cap3")})
         duplicate = client.post(
             BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": receiver.url("cap0")}
         )
+        moved = client.patch(  # the URL another monitor of the account already has
+            f"{BASE}/{created[1]['monitor']['id']}", json={"webhook_url": receiver.url("cap0")}
+        )
+        kept = client.get(f"{BASE}/{created[1]['monitor']['id']}").json()
     assert refused.status_code == 409
     assert refused.json()["details"] == {"maximo": 3}
     assert duplicate.status_code == 409
+    assert moved.status_code == 409
+    assert moved.json()["message"] == ALREADY_WATCHED
+    assert kept["webhook_url"] == receiver.url("cap1")
     with psycopg.connect(database) as conn:
         caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
     assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
