@@ -346,7 +346,9 @@ class Tentativa(msgspec.Struct, kw_only=True):
 
     id: int
     entrega_id: uuid.UUID
-    monitor_id: int
+    monitor_id: int | None
+    """The monitor whose event it is; None for a lot's (`lote_id`)."""
+    lote_id: int | None
     evento: str
     entrega_estado: str
     tentativa: int
@@ -359,15 +361,20 @@ class Tentativa(msgspec.Struct, kw_only=True):
 
 _ATTEMPTS = """
     FROM tentativas t JOIN entregas e ON e.id = t.entrega_id
-         JOIN monitores m ON m.id = e.monitor_id
-    WHERE m.conta_id = %(conta)s
+    WHERE e.id IN (
+        SELECT o.id FROM entregas o JOIN monitores m ON m.id = o.monitor_id
+        WHERE m.conta_id = %(conta)s
+        UNION ALL
+        SELECT o.id FROM entregas o JOIN lotes l ON l.id = o.lote_id WHERE l.conta_id = %(conta)s
+      )
       AND (%(monitor)s::bigint IS NULL OR e.monitor_id = %(monitor)s)
       AND (%(evento)s::text IS NULL OR e.tipo = %(evento)s)
       AND (%(ok)s::boolean IS NULL
            OR (%(ok)s AND t.status_http BETWEEN 200 AND 299)
            OR (NOT %(ok)s AND (t.status_http IS NULL OR t.status_http NOT BETWEEN 200 AND 299)))
 """
-"""The account's delivery attempts that pass the log's filters."""
+"""The account's delivery attempts that pass the log's filters: its monitors' events and its
+lots' (`lote.concluido`, `lote.falhou`)."""
 
 
 async def attempts(
@@ -385,7 +392,7 @@ async def attempts(
     params = {"conta": conta_id, "monitor": monitor_id, "evento": evento, "ok": ok}
     cursor = conn.cursor(row_factory=class_row(Tentativa))
     await cursor.execute(
-        "SELECT t.id, t.entrega_id, e.monitor_id, e.tipo AS evento, "
+        "SELECT t.id, t.entrega_id, e.monitor_id, e.lote_id, e.tipo AS evento, "
         "e.estado AS entrega_estado, t.tentativa, t.em, t.status_http, t.duracao_ms, t.erro, "
         f"t.proxima_em {_ATTEMPTS} AND (%(before)s::bigint IS NULL OR t.id < %(before)s) "
         "ORDER BY t.id DESC LIMIT %(limit)s",

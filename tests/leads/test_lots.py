@@ -190,6 +190,11 @@ def test_lot_files_hold_the_ranked_rows(
     assert event.event["data"]["linhas"] == 400
     assert event.event["data"]["download_url"].endswith(f"/v1/me/lotes/{lote['id']}/arquivo")
     until(lambda: wait_lot(leads_server, paid_key, lote["id"])["webhook_estado"] == "entregue")
+    with leads_server.client(headers=paid_key.headers) as client:  # the account's delivery log
+        log = client.get("/v1/me/monitoramentos/logs", params={"evento": "lote.concluido"}).json()
+    mine = [row for row in log["data"] if row["lote_id"] == lote["id"]]
+    assert [(row["monitor_id"], row["status_http"]) for row in mine] == [(None, 200)]
+    assert mine[0]["entrega_id"] == event.headers["webhook-id"]
 
 
 async def _run_expiry(database: str) -> None:
