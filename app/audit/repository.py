@@ -67,8 +67,16 @@ _USAGE = {
 }
 
 
+def charged(status: int) -> bool:
+    """Whether a call counts in the key's usage: one the service answered (2xx, 304, and 404,
+    the answer that no such company exists). A refusal (400, 401, 403, 409, 413, 429...) or a
+    failure of ours (5xx) costs nothing; the audit row records it all the same."""
+    return status < 400 or status == 404
+
+
 async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
-    """Inserts the rows, adds them to the usage counters and moves each key's last use."""
+    """Inserts the rows, adds those `charged` to the usage counters and moves each key's last
+    use."""
     async with conn.cursor() as cursor:
         # COPY: a batch is one stream of rows, far less work per row than an INSERT each.
         async with cursor.copy(_COPY) as copy:
@@ -79,7 +87,7 @@ async def write(conn: AsyncConnection, rows: list[Entrada]) -> None:
                 )  # fmt: skip
         usage: Counter[tuple[str, str, date]] = Counter()
         for r in rows:
-            if r.custo in _USAGE:
+            if r.custo in _USAGE and charged(r.status):
                 usage[(r.custo, r.chave_id, r.em.date())] += r.unidades
         for (cost, key_id, day), count in sorted(usage.items()):
             await cursor.execute(_USAGE[cost], (key_id, day, count))

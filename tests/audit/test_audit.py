@@ -131,16 +131,19 @@ def test_usage_counted_by_cost_per_key(api_server: Server, make_key: MakeKey) ->
         client.get("/v1/cnpj/contato/33683111000280")
         client.get("/v1/search", params={"q": "serpro"})
         client.get("/v1/cnpj/validar/33683111000280")  # costs nothing
+        assert client.get("/v1/cnpj/123").status_code == 400  # refusals cost nothing either
+        assert client.get("/v1/search", params={"q": "!"}).status_code == 400
+        assert client.get("/v1/cnpj/00000000000191").status_code == 404  # an answer: counted
         deadline = time.monotonic() + 30
         while True:
             usage = client.get("/v1/me/uso").json()
             counted = sum(u["consultas"] + u["buscas"] for u in usage["data"])
-            if counted >= 3 or time.monotonic() > deadline:
+            if counted >= 4 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
     assert usage["plano"] == "teste-alto-volume"
     assert [(u["chave_id"], u["consultas"], u["buscas"]) for u in usage["data"]] == [
-        (caller.key_id, 2, 1)
+        (caller.key_id, 3, 1)
     ]
 
 
