@@ -36,7 +36,7 @@ from app.leads.service import Lead
 Formato = Literal["csv", "xlsx", "pdf"]
 FORMATS: tuple[Formato, ...] = ("csv", "xlsx", "pdf")
 MEDIA_TYPES = {
-    "csv": "text/csv; charset=utf-8",
+    "csv": "text/csv",  # the response adds `; charset=utf-8`
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "pdf": "application/pdf",
 }

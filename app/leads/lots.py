@@ -204,8 +204,11 @@ def download_path(lote_id: int) -> str:
     return f"/v1/me/lotes/{lote_id}/arquivo"
 
 
-def _public(backends: Backends, row: repository.Lote, webhook: str | None) -> Lote:
+def _public(backends: Backends, row: repository.Lote, webhooks: dict[int, str]) -> Lote:
+    """The lot as its owner sees it; `webhooks`: the state of the lots' status events (a lot
+    with a URL whose event is not made yet is `pendente`)."""
     ready = row.estado == "concluido"
+    webhook = webhooks.get(row.id, "pendente") if row.webhook_url else None
     base = backends.settings.public_url.rstrip("/")
     return Lote(
         id=row.id, estado=row.estado,  # type: ignore[arg-type]
@@ -284,7 +287,7 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
         await backends.queue.job_manager.batch_defer_jobs_async(jobs=[job], connection=conn)
     secret = signing.secret_of(backends.secret, f"lote-{row.id}", salt) if url else None
     return LoteCriado(
-        lote=_public(backends, row, "pendente" if url else None),
+        lote=_public(backends, row, {}),
         segredo=secret,
         uso_responsavel=USO_RESPONSAVEL,
     )
@@ -295,8 +298,8 @@ async def consultar(backends: Backends, conta: Identity, entrada: ConsultaLote) 
         row = await repository.find(conn, entrada.id, conta.conta_id)
         if row is None:
             raise NotFoundError("Lote não encontrado nesta conta.")
-        webhook = await repository.webhook_state(conn, row.id) if row.webhook_url else None
-    return _public(backends, row, webhook[0] if webhook else None)
+        webhooks = await repository.webhook_states(conn, [row.id])
+    return _public(backends, row, webhooks)
 
 
 async def listar(backends: Backends, conta: Identity, entrada: ListaLotes) -> PaginaLotes:
@@ -304,8 +307,11 @@ async def listar(backends: Backends, conta: Identity, entrada: ListaLotes) -> Pa
     before = backends.cursors.after_id(entrada.cursor, "lotes", request)
     async with backends.pool.connection() as conn:
         rows = await repository.listing(conn, conta.conta_id, before, entrada.limit + 1)
-    page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "lotes", request)
-    return PaginaLotes(data=[_public(backends, row, None) for row in page], next_cursor=next_cursor)
+        page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "lotes", request)
+        webhooks = await repository.webhook_states(conn, [row.id for row in page])
+    return PaginaLotes(
+        data=[_public(backends, row, webhooks) for row in page], next_cursor=next_cursor
+    )
 
 
 async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[Path, str, str]:

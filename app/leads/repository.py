@@ -164,14 +164,14 @@ async def expire(conn: AsyncConnection) -> list[tuple[int, str | None]]:
     return [(int(row[0]), row[1]) for row in await cursor.fetchall()]
 
 
-async def webhook_state(conn: AsyncConnection, lote_id: int) -> tuple[str, int] | None:
+async def webhook_states(conn: AsyncConnection, lote_ids: list[int]) -> dict[int, str]:
+    """The state of the latest status event of each lot that has one."""
     cursor = await conn.execute(
-        "SELECT estado, tentativas FROM entregas WHERE lote_id = %s ORDER BY criada_em DESC "
-        "LIMIT 1",
-        (lote_id,),
+        "SELECT DISTINCT ON (lote_id) lote_id, estado FROM entregas WHERE lote_id = ANY(%s) "
+        "ORDER BY lote_id, criada_em DESC",
+        (lote_ids,),
     )
-    row = await cursor.fetchone()
-    return (str(row[0]), int(row[1])) if row else None
+    return {int(lote_id): str(estado) for lote_id, estado in await cursor.fetchall()}
 
 
 async def take_free_export(conn: AsyncConnection, keys: list[str], cap: int) -> int | None:

@@ -155,6 +155,7 @@ def test_lot_files_hold_the_ranked_rows(
     expected = ranked_cnpjs(leads_server, paid_key, 400)
     by_cnpj = {lead.cnpj: lead for lead in LEADS}
     if formato == "csv":
+        assert response.headers["content-type"] == "text/csv; charset=utf-8"
         rows = csv_rows(response.content)[1:]
         assert [row[2] for row in rows] == expected
         names = [row[3] for row in rows]
@@ -192,6 +193,8 @@ def test_lot_files_hold_the_ranked_rows(
     until(lambda: wait_lot(leads_server, paid_key, lote["id"])["webhook_estado"] == "entregue")
     with leads_server.client(headers=paid_key.headers) as client:  # the account's delivery log
         log = client.get("/v1/me/monitoramentos/logs", params={"evento": "lote.concluido"}).json()
+        listed = {row["id"]: row for row in client.get("/v1/me/lotes").json()["data"]}
+    assert listed[lote["id"]]["webhook_estado"] == "entregue"  # the list says what the lot says
     mine = [row for row in log["data"] if row["lote_id"] == lote["id"]]
     assert [(row["monitor_id"], row["status_http"]) for row in mine] == [(None, 200)]
     assert mine[0]["entrega_id"] == event.headers["webhook-id"]
