@@ -342,11 +342,18 @@ async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[Pa
 async def exportar_gratis(
     backends: Backends, conta: Identity, entrada: ExportaGratis
 ) -> ExportacaoGratis:
-    """The best `quantidade` leads as CSV text, within the daily free quota."""
+    """The best `quantidade` leads as CSV text, within the daily free quota (400, using none of
+    it, when nothing matches)."""
     resolved = await resolve(backends, filters_of(entrada))
     rows = []
     async for position, lead in _stream(backends, resolved, entrada.quantidade, pit=False):
         rows.append(formats.row_of(position, lead))
+    if not rows:  # refused as a lot would be: an empty file does not use a free export
+        raise BadRequestError(
+            "Nenhuma empresa atende a estes filtros: relaxe-os (planejar_leads_quentes diz "
+            "como); nenhuma exportação grátis foi usada.",
+            details={"filtros_aplicados": resolved.aplicados},
+        )
     keys = [f"conta:{conta.conta_id}"]
     if entrada.fingerprint:
         keys.append("fp:" + hashlib.sha256(entrada.fingerprint.encode()).hexdigest()[:32])

@@ -79,3 +79,13 @@ def test_free_export_is_metered_as_one_export(
     counters = usage_once_written(leads_server, key, 2)
     assert counters == {"consultas": 0, "buscas": 0, "analises": 0, "exportacoes": 2}
     assert _audited(database, key) == [("exportar_leads_gratis", 200, 1)] * 2
+
+
+def test_export_matching_nothing_is_refused_and_uses_no_free_export(
+    leads_server: Server, make_key: MakeKey, plans: None
+) -> None:
+    key = make_key(PAID_PLAN)
+    nothing = post(leads_server, key, EXPORT, {**BODY, "cidade": "Xyzzy"})
+    assert nothing.status_code == 400, nothing.text
+    assert nothing.json()["message"].startswith("Nenhuma empresa atende a estes filtros")
+    assert ok(_export(leads_server, key))["restantes_hoje"] == 2  # the first one today
