@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import json
 import multiprocessing
+import re
 import signal
 from pathlib import Path
 from typing import Annotated
@@ -14,30 +15,26 @@ import msgspec
 import typer
 from elasticsearch import ApiError, TransportError
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TransferSpeedColumn,
-)
-from rich.progress import Progress as Bar
 from rich.table import Table
-from rich.text import Text
 
 from indexer import download as fetching
 from indexer import elastic, records
 from indexer import update as updating
 from indexer import warm as warming
-from indexer.load import LoadReport, Options, Progress, run
+from indexer.cli_output import (
+    BarProgress,
+    Transfer,
+    bar,
+    console,
+    failing,
+    print_download,
+    print_report,
+    transfer_bar,
+    writable,
+)
+from indexer.load import Options, run
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
-console = Console(stderr=True)
-
 ElasticsearchUrl = Annotated[
     str,
     typer.Option(
@@ -45,7 +42,23 @@ ElasticsearchUrl = Annotated[
         help="Elasticsearch address (a cluster: its nodes' addresses, comma-separated).",
     ),
 ]
-Alias = Annotated[str, typer.Option(envvar="INDEX_ALIAS", help="Read alias the API serves from.")]
+ALIAS_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
+"""What Elasticsearch takes as an alias and its indices' prefix: lower case, no spaces."""
+
+
+def _alias(value: str) -> str:
+    if not ALIAS_NAME.fullmatch(value):
+        raise typer.BadParameter(
+            f"{value!r}: lower-case letters, digits, '.', '_' and '-', starting with a letter "
+            "or digit, at most 100"
+        )
+    return value
+
+
+Alias = Annotated[
+    str,
+    typer.Option(envvar="INDEX_ALIAS", callback=_alias, help="Read alias the API serves from."),
+]
 Shards = Annotated[
     int | None, typer.Option(min=1, envvar="INDEX_SHARDS", help="Primary shards (default 1).")
 ]
@@ -63,53 +76,6 @@ RecordsDir = Annotated[
 ]
 
 
-class _BarProgress(Progress):
-    """Rows per second and bad rows while reading, documents per second while indexing."""
-
-    def __init__(self, bar: Bar) -> None:
-        self.bar = bar
-        self.task: TaskID | None = None
-
-    def _start(self, label: str, total: int | None) -> None:
-        if self.task is not None:
-            self.bar.stop_task(self.task)
-        self.task = self.bar.add_task(label, total=total, bad=0)
-
-    def reading(self, files: int) -> None:
-        self._start(f"read {files} files", None)
-
-    def read(self, rows: int, bad: int) -> None:
-        if self.task is not None:
-            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
-            self.bar.update(self.task, advance=rows + bad, bad=total_bad)
-
-    def indexing(self, total: int) -> None:
-        self._start("index documents", total)
-
-    def indexed(self, count: int, bad: int) -> None:
-        if self.task is not None:
-            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
-            self.bar.update(self.task, advance=count, bad=total_bad)
-
-
-class _RateColumn(ProgressColumn):
-    def render(self, task: Task) -> Text:
-        return Text(f"{task.speed or 0:>9,.0f} rows/s")
-
-
-def _bar() -> Bar:
-    return Bar(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _RateColumn(),
-        TextColumn("[red]{task.fields[bad]} bad"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-
-
 def _terminated(signum: int, frame: object) -> None:
     """SIGTERM: the load's reader and builder processes stop at once (none writes again into
     the index about to be deleted), then the load unwinds as on Ctrl-C. They are killed, not
@@ -118,61 +84,6 @@ def _terminated(signum: int, frame: object) -> None:
     for child in multiprocessing.active_children():
         child.kill()
     raise SystemExit(128 + signum)
-
-
-def _print_report(report: LoadReport) -> None:
-    for index in report.cleaned_up:
-        console.print(f"deleted {index}, left by a load killed before its end", markup=False)
-    files = Table(title="Files read", title_justify="left")
-    for column in ("file", "kind", "rows", "bad rows"):
-        files.add_column(column, justify="right" if column in {"rows", "bad rows"} else "left")
-    for item in report.files:
-        files.add_row(item.file, item.kind, f"{item.rows:,}", f"{item.bad_rows:,}")
-    console.print(files)
-    for ignored in report.ignored_files:
-        console.print(f"ignored {ignored.file}: {ignored.reason}")
-    if report.bad_rows:
-        reasons = Table(title="Bad rows by reason", title_justify="left")
-        reasons.add_column("reason")
-        reasons.add_column("rows", justify="right")
-        for reason, count in sorted(report.bad_rows_by_reason.items()):
-            reasons.add_row(reason, f"{count:,}")
-        console.print(reasons)
-        for bad in report.bad_rows_sample:
-            console.print(f"  {bad.file}:{bad.line} {bad.reason} {bad.detail}", markup=False)
-        if report.bad_rows_file:
-            console.print(f"every bad row is listed in {report.bad_rows_file}")
-    rate = report.documents_written / report.seconds if report.seconds else 0.0
-    console.print(
-        f"{report.documents_written:,} documents written to {report.index} "
-        f"({report.new:,} new, {report.changed:,} changed, {report.unchanged:,} unchanged, "
-        f"{report.removed:,} removed) in {report.seconds:.1f} s ({rate:,.0f} docs/s); "
-        f"{report.bad_rows:,} bad rows",
-        markup=False,
-    )
-    phases = ", ".join(
-        f"{name} {seconds:.1f} s (CPU {report.phases_cpu.get(name, 0.0):.1f} s)"
-        for name, seconds in report.phases.items()
-    )
-    console.print(f"phases: {phases}", markup=False)
-    if report.municipalities_without_ibge:
-        console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
-    if report.registrations_without_establishment:
-        console.print(
-            f"{report.registrations_without_establishment:,} state registrations name a CNPJ "
-            "that is not an establishment of this release (not loaded)"
-        )
-    if report.records_file:
-        console.print(
-            f"record store {report.records_file}: {report.records_bytes / 2**20:,.1f} MiB",
-            markup=False,
-        )
-    state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
-    console.print(state, markup=False)
-    console.print(f"reference date {report.data_referencia or 'unknown'}", markup=False)
-    if report.live:
-        note = report.release_note or "release recorded: the monitors will be checked against it"
-        console.print(note, markup=False)
 
 
 @app.command()
@@ -209,6 +120,10 @@ def load(
     if month is not None and not fetching.MONTH.match(month):
         console.print(f"--month: YYYY-MM, not {month!r}", markup=False)
         raise typer.Exit(2)
+    writable(report)
+    if records and records_dir.exists() and not records_dir.is_dir():
+        console.print(f"--records-dir: {records_dir} is a file, not a folder", markup=False)
+        raise typer.Exit(2)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
         url=url,
@@ -233,30 +148,41 @@ def load(
     # is deleted and the live release stays as it was.
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        with _bar() as bar:
-            result = run(path, es, options, _BarProgress(bar))
-    except (elastic.LoadError, ValueError, ApiError, TransportError) as error:
-        console.print(f"load failed: {error}", markup=False)
-        raise typer.Exit(1) from error
+        with failing("load"), bar() as progress_bar:
+            if workdir is not None:
+                workdir.mkdir(parents=True, exist_ok=True)
+            result = run(path, es, options, BarProgress(progress_bar))
     finally:
         es.close()
-    _print_report(result)
+    print_report(result)
     if report:
         report.write_bytes(msgspec.json.format(msgspec.json.encode(result)))
 
 
 @app.command()
 def indices(url: ElasticsearchUrl = "http://127.0.0.1:9200", alias: Alias = "empresas") -> None:
-    """List the release indices of the alias, newest first, and which one the alias serves."""
+    """List the release indices of the alias, newest first, and which one the alias serves (a
+    table on a terminal; tab-separated lines, names whole, when piped)."""
     es = elastic.connect(url)
-    table = Table(title=f"alias {alias} -> {', '.join(elastic.alias_targets(es, alias)) or '-'}")
+    with failing("indices"):
+        live = ", ".join(elastic.alias_targets(es, alias)) or "-"
+        found = elastic.list_indices(es, alias)
+    rows = [
+        (info.name, f"{info.docs:,}", info.size, info.created, alias if info.live else "")
+        for info in found
+    ]
+    out = Console()
+    if not out.is_terminal:
+        print(f"# alias {alias} -> {live}")
+        for row in rows:
+            print("\t".join(row))
+        return
+    table = Table(title=f"alias {alias} -> {live}")
     for column in ("index", "documents", "size", "created", "aliases"):
         table.add_column(column)
-    for info in elastic.list_indices(es, alias):
-        table.add_row(
-            info.name, f"{info.docs:,}", info.size, info.created, alias if info.live else ""
-        )
-    Console().print(table)
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
 
 
 @app.command()
@@ -267,12 +193,9 @@ def rollback(
 ) -> None:
     """Point the alias back at the release before the live one (and its record store)."""
     es = elastic.connect(url)
-    try:
+    with failing("rollback"):
         left, now = elastic.rollback(es, alias)
-    except elastic.LoadError as error:
-        console.print(f"rollback failed: {error}", markup=False)
-        raise typer.Exit(1) from error
-    stored = records.publish(records_dir, alias, now)
+        stored = records.publish(records_dir, alias, now)
     console.print(
         f"alias {alias}: {left} -> {now}"
         + ("" if stored else " (no record store here: lookups read Elasticsearch)"),
@@ -290,9 +213,13 @@ def drop(
     """Delete old release indices (and their record stores), keeping the newest ones and the
     live one."""
     es = elastic.connect(url)
-    for name in elastic.drop_old(es, alias, keep):
-        records.delete(records_dir, name)
-        console.print(f"deleted {name}", markup=False)
+    with failing("drop"):
+        dropped = elastic.drop_old(es, alias, keep)
+        for name in dropped:
+            records.delete(records_dir, name)
+            console.print(f"deleted {name}", markup=False)
+    if not dropped:
+        console.print(f"alias {alias}: nothing to delete (keeping the newest {keep})", markup=False)
 
 
 @app.command()
@@ -338,48 +265,6 @@ Folder = Annotated[Path, typer.Argument(help="Where months are kept (one folder 
 Parallel = Annotated[int, typer.Option(min=1, max=16, help="Files fetched at once.")]
 
 
-class _Transfer:
-    """A progress bar of bytes and files for a download (plain lines when not a terminal)."""
-
-    def __init__(self, bar: Bar) -> None:
-        self.bar = bar
-        self.task: TaskID | None = None
-
-    def __call__(self, report: fetching.Report, stats: fetching.Stats, total: int) -> None:
-        self.task = self.bar.add_task(f"{report.month}: {report.files} files", total=total or None)
-
-        def moved(count: int) -> None:
-            if self.task is not None:
-                self.bar.update(
-                    self.task, advance=count,
-                    description=f"{report.month}: {stats.done}/{report.files} files",
-                )  # fmt: skip
-
-        stats.on_bytes = moved
-
-
-def _transfer_bar() -> Bar:
-    return Bar(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-        TimeElapsedColumn(), console=console, transient=False,
-    )  # fmt: skip
-
-
-def _print_download(report: fetching.Report) -> None:
-    done = report.as_dict()
-    console.print(
-        f"{report.month}: {len(report.downloaded)} fetched, {len(report.skipped)} already "
-        f"complete, {len(report.rejected)} rejected; {report.bytes_fetched:,} bytes in "
-        f"{report.seconds:.1f} s ({done['bytes_per_second'] / 2**20:.1f} MiB/s) into "
-        f"{report.folder}",
-        markup=False,
-    )
-    for name, reason in sorted(report.rejected.items()):
-        console.print(f"rejected {name}: {reason}", markup=False)
-    for note in report.notes:
-        console.print(f"note: {note}", markup=False)
-
-
 @app.command()
 def download(
     directory: Folder,
@@ -394,11 +279,12 @@ def download(
     if month is not None and not fetching.MONTH.match(month):
         console.print(f"--month: YYYY-MM, not {month!r}", markup=False)
         raise typer.Exit(2)
+    writable(report)
     try:
-        with _transfer_bar() as bar:
+        with transfer_bar() as progress_bar:
             result = asyncio.run(
                 fetching.download(directory, month=month, base=source, regimes=regimes,
-                                  parallel=parallel, progress=_Transfer(bar))
+                                  parallel=parallel, progress=Transfer(progress_bar))
             )  # fmt: skip
     except fetching.LayoutError as error:
         console.print(f"download failed: {error}", markup=False)
@@ -406,7 +292,7 @@ def download(
     except OSError as error:
         console.print(f"download failed: cannot write to {directory}: {error}", markup=False)
         raise typer.Exit(1) from error
-    _print_download(result)
+    print_download(result)
     if report:
         report.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
     raise typer.Exit(0 if result.ok else 1)
@@ -429,6 +315,7 @@ def update(
     """Download the newest month if it is newer than the live release, load it, make it live
     and drop old releases. Exit 0: the newest is live (now or already); 1: a file was rejected
     or the load failed (the live release is untouched); 2: the source cannot be read."""
+    writable(report)
     es = elastic.connect(url)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
@@ -437,10 +324,10 @@ def update(
         records_dir=records_dir, shards=shards, replicas=replicas,
     )  # fmt: skip
     try:
-        with _transfer_bar() as bar:
+        with transfer_bar() as progress_bar:
             result = updating.update(
                 es, directory, options, base=source, regimes=regimes, keep=keep,
-                parallel=parallel, on_download=_Transfer(bar),
+                parallel=parallel, on_download=Transfer(progress_bar),
             )  # fmt: skip
     except fetching.LayoutError as error:
         console.print(f"update failed: {error}", markup=False)

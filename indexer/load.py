@@ -31,7 +31,7 @@ from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
 from indexer.runtime import relax_gc
-from indexer.sources import REFERENCE_KINDS, Kind, Recognised, scan
+from indexer.sources import REFERENCE_KINDS, Ignored, Kind, Recognised, scan
 from indexer.staging import Staging, megabytes
 
 
@@ -395,11 +395,30 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     return report
 
 
+def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
+    """A release goes live whole or not at all: a file that cannot be read (a damaged or
+    truncated zip: it may hold any part of the month) or a folder without establishments fails
+    the load before any work, and the live release stays as it was."""
+    unreadable = [item for item in ignored if item.reason.startswith("unreadable")]
+    if unreadable:
+        names = ", ".join(f"{item.source.name} ({item.reason})" for item in unreadable[:3])
+        raise elastic.LoadError(
+            f"{path}: {len(unreadable)} file(s) cannot be read: {names}; download them again "
+            "(the live release is left as it was)"
+        )
+    if not any(item.kind is Kind.ESTABELECIMENTOS for item in recognised):
+        raise elastic.LoadError(
+            f"{path}: no establishments file (Estabelecimentos*.zip) among "
+            f"{len(recognised) + len(ignored)} file(s); the live release is left as it was"
+        )
+
+
 def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:
     started = time.perf_counter()
     clock = _Clock()
     megabytes(options.memory_limit)  # fail on a bad setting before anything is opened
     recognised, ignored = scan(path)
+    _check_release(path, recognised, ignored)
     mapping = elastic.load_mapping()
     refs = load_fixtures(References())
     files: list[FileReport] = []
@@ -420,6 +439,11 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         reference_date = data_referencia(path, options.month, latest)
         clock.lap("read")
         establishments = staging.build()
+        if not establishments:
+            raise elastic.LoadError(
+                f"{path}: no establishment row could be read (see the bad rows); the live "
+                "release is left as it was"
+            )
         unmatched = staging.unmatched_registrations()
         clock.lap("stage")
         meta: dict[str, str] = {"release_month": options.month} if options.month else {}

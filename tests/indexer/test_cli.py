@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,8 +19,9 @@ runner = CliRunner()
 
 
 def _invoke(*args: str) -> tuple[int, str]:
+    """Exit status and output, its lines joined (the console wraps long ones)."""
     result = runner.invoke(app, [*args, "--url", get_settings().elasticsearch_url])
-    return result.exit_code, result.output
+    return result.exit_code, " ".join(result.output.split())
 
 
 def test_cli_load_report_indices_rollback_drop(
@@ -67,3 +70,80 @@ def test_cli_load_elasticsearch_unreachable_fails_cleanly() -> None:
     result = runner.invoke(app, ["load", str(PEER_DATA), "--url", "http://127.0.0.1:1"])
     assert result.exit_code == 1
     assert "load failed" in result.output
+
+
+def _release(tmp_path: Path, name: str) -> Path:
+    release = tmp_path / name
+    shutil.copytree(PEER_DATA, release)
+    return release
+
+
+def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_live(
+    es: Elasticsearch, new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    """A release goes live whole or not at all: the live one stays when the folder is empty,
+    holds no establishments file, has one that yields no row, or has a file that cannot be
+    read."""
+    alias = new_alias()
+    assert _invoke("load", str(PEER_DATA), "--alias", alias)[0] == 0
+    live = set(es.indices.get_alias(name=alias).body)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    references_only = _release(tmp_path, "references")
+    for item in references_only.iterdir():
+        if not item.name.startswith(("Cnaes", "Municipios", "Paises", "Naturezas")):
+            shutil.rmtree(item) if item.is_dir() else item.unlink()
+    no_rows = _release(tmp_path, "no-rows")
+    with zipfile.ZipFile(no_rows / "Estabelecimentos0.zip", "w") as archive:
+        bad = ";".join(['"12345678"', '"0001"', '"99"', *(['""'] * 27)])  # 30 columns, all bad
+        archive.writestr("Estabelecimentos0", bad + "\n")
+    damaged = _release(tmp_path, "damaged")
+    whole = (damaged / "Socios0.zip").read_bytes()
+    (damaged / "Socios0.zip").write_bytes(whole[: len(whole) // 2])
+    cases = [
+        (empty, "no establishments file"),
+        (references_only, "no establishments file"),
+        (no_rows, "no establishment row"),
+        (damaged, "Socios0.zip"),
+    ]
+    for folder, said in cases:
+        code, output = _invoke("load", str(folder), "--alias", alias)
+        assert code == 1, output
+        assert said in output
+        assert "Traceback" not in output
+        assert set(es.indices.get_alias(name=alias).body) == live, folder.name
+    assert stored(es, alias, SERPRO) is not None
+
+
+def test_cli_commands_fail_in_one_line_before_any_work(
+    new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    unreachable = "http://127.0.0.1:1"
+    for command in ("indices", "drop", "rollback"):
+        result = runner.invoke(app, [command, "--alias", "x", "--url", unreachable])
+        assert result.exit_code == 1, result.output
+        assert f"{command} failed" in result.output
+        assert "Traceback" not in result.output
+    for bad in ("", "UPPER", "a b", "-x"):
+        code, output = _invoke("indices", "--alias", bad)
+        assert code == 2, bad
+        assert "lower-case" in output
+    alias = new_alias()
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--records-dir", str(a_file))
+    assert code == 2
+    assert "is a file" in output
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--report", str(tmp_path))
+    assert code == 2
+    assert "is a folder" in output
+    report = tmp_path / "new" / "folders" / "report.json"
+    workdir = tmp_path / "staging" / "deeper"
+    code, output = _invoke(
+        "load", str(PEER_DATA), "--alias", alias, "--report", str(report), "--workdir", str(workdir)
+    )
+    assert code == 0, output
+    assert json.loads(report.read_text())["live"] is True
+    code, output = _invoke("drop", "--alias", alias)
+    assert code == 0
+    assert "nothing to delete" in output

@@ -1,0 +1,202 @@
+"""What the `indexer` CLI prints: progress bars of loads and downloads, the load's report, and
+failures as one line (`failing`) instead of a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import typer
+from elasticsearch import ApiError, TransportError
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.progress import Progress as Bar
+from rich.table import Table
+from rich.text import Text
+
+from indexer import download as fetching
+from indexer import elastic
+from indexer.load import LoadReport, Progress
+
+console = Console(stderr=True)
+
+
+@contextlib.contextmanager
+def failing(what: str) -> Iterator[None]:
+    """Runs a command's work; Elasticsearch's refusals and absence, a load that must not go
+    live, a bad value and a file-system error end it with one line and exit status 1."""
+    try:
+        yield
+    except (elastic.LoadError, ValueError, ApiError, TransportError, OSError) as error:
+        console.print(f"{what} failed: {error}", markup=False)
+        raise typer.Exit(1) from error
+
+
+def writable(report: Path | None, option: str = "--report") -> None:
+    """Checks, before any work, that a report can be written where asked (its folder is made):
+    a load must not go live and then fail on its report. Exit 2 otherwise."""
+    if report is None:
+        return
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        console.print(f"{option}: cannot write {report}: {error}", markup=False)
+        raise typer.Exit(2) from error
+    if report.is_dir():
+        console.print(f"{option}: {report} is a folder, not a file", markup=False)
+        raise typer.Exit(2)
+
+
+class BarProgress(Progress):
+    """Rows per second and bad rows while reading, documents per second while indexing."""
+
+    def __init__(self, bar: Bar) -> None:
+        self.bar = bar
+        self.task: TaskID | None = None
+
+    def _start(self, label: str, total: int | None) -> None:
+        if self.task is not None:
+            self.bar.stop_task(self.task)
+        self.task = self.bar.add_task(label, total=total, bad=0)
+
+    def reading(self, files: int) -> None:
+        self._start(f"read {files} files", None)
+
+    def read(self, rows: int, bad: int) -> None:
+        if self.task is not None:
+            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
+            self.bar.update(self.task, advance=rows + bad, bad=total_bad)
+
+    def indexing(self, total: int) -> None:
+        self._start("index documents", total)
+
+    def indexed(self, count: int, bad: int) -> None:
+        if self.task is not None:
+            total_bad = self.bar.tasks[self.task].fields["bad"] + bad
+            self.bar.update(self.task, advance=count, bad=total_bad)
+
+
+class RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0:>9,.0f} rows/s")
+
+
+def bar() -> Bar:
+    return Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TextColumn("[red]{task.fields[bad]} bad"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def print_report(report: LoadReport) -> None:
+    for index in report.cleaned_up:
+        console.print(f"deleted {index}, left by a load killed before its end", markup=False)
+    files = Table(title="Files read", title_justify="left")
+    for column in ("file", "kind", "rows", "bad rows"):
+        files.add_column(column, justify="right" if column in {"rows", "bad rows"} else "left")
+    for item in report.files:
+        files.add_row(item.file, item.kind, f"{item.rows:,}", f"{item.bad_rows:,}")
+    console.print(files)
+    for ignored in report.ignored_files:
+        console.print(f"ignored {ignored.file}: {ignored.reason}")
+    if report.bad_rows:
+        reasons = Table(title="Bad rows by reason", title_justify="left")
+        reasons.add_column("reason")
+        reasons.add_column("rows", justify="right")
+        for reason, count in sorted(report.bad_rows_by_reason.items()):
+            reasons.add_row(reason, f"{count:,}")
+        console.print(reasons)
+        for bad in report.bad_rows_sample:
+            console.print(f"  {bad.file}:{bad.line} {bad.reason} {bad.detail}", markup=False)
+        if report.bad_rows_file:
+            console.print(f"every bad row is listed in {report.bad_rows_file}")
+    rate = report.documents_written / report.seconds if report.seconds else 0.0
+    console.print(
+        f"{report.documents_written:,} documents written to {report.index} "
+        f"({report.new:,} new, {report.changed:,} changed, {report.unchanged:,} unchanged, "
+        f"{report.removed:,} removed) in {report.seconds:.1f} s ({rate:,.0f} docs/s); "
+        f"{report.bad_rows:,} bad rows",
+        markup=False,
+    )
+    phases = ", ".join(
+        f"{name} {seconds:.1f} s (CPU {report.phases_cpu.get(name, 0.0):.1f} s)"
+        for name, seconds in report.phases.items()
+    )
+    console.print(f"phases: {phases}", markup=False)
+    if report.municipalities_without_ibge:
+        console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
+    if report.registrations_without_establishment:
+        console.print(
+            f"{report.registrations_without_establishment:,} state registrations name a CNPJ "
+            "that is not an establishment of this release (not loaded)"
+        )
+    if report.records_file:
+        console.print(
+            f"record store {report.records_file}: {report.records_bytes / 2**20:,.1f} MiB",
+            markup=False,
+        )
+    state = f"alias {report.alias} -> {report.index}" if report.live else "alias not changed"
+    console.print(state, markup=False)
+    console.print(f"reference date {report.data_referencia or 'unknown'}", markup=False)
+    if report.live:
+        note = report.release_note or "release recorded: the monitors will be checked against it"
+        console.print(note, markup=False)
+
+
+class Transfer:
+    """A progress bar of bytes and files for a download (plain lines when not a terminal)."""
+
+    def __init__(self, bar: Bar) -> None:
+        self.bar = bar
+        self.task: TaskID | None = None
+
+    def __call__(self, report: fetching.Report, stats: fetching.Stats, total: int) -> None:
+        self.task = self.bar.add_task(f"{report.month}: {report.files} files", total=total or None)
+
+        def moved(count: int) -> None:
+            if self.task is not None:
+                self.bar.update(
+                    self.task, advance=count,
+                    description=f"{report.month}: {stats.done}/{report.files} files",
+                )  # fmt: skip
+
+        stats.on_bytes = moved
+
+
+def transfer_bar() -> Bar:
+    return Bar(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        TimeElapsedColumn(), console=console, transient=False,
+    )  # fmt: skip
+
+
+def print_download(report: fetching.Report) -> None:
+    done = report.as_dict()
+    console.print(
+        f"{report.month}: {len(report.downloaded)} fetched, {len(report.skipped)} already "
+        f"complete, {len(report.rejected)} rejected; {report.bytes_fetched:,} bytes in "
+        f"{report.seconds:.1f} s ({done['bytes_per_second'] / 2**20:.1f} MiB/s) into "
+        f"{report.folder}",
+        markup=False,
+    )
+    for name, reason in sorted(report.rejected.items()):
+        console.print(f"rejected {name}: {reason}", markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
