@@ -137,6 +137,10 @@ def test_cli_commands_fail_in_one_line_before_any_work(
     code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--report", str(tmp_path))
     assert code == 2
     assert "is a folder" in output
+    under_a_file = a_file / "report.json"  # its folder cannot be made
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--report", str(under_a_file))
+    assert code == 2
+    assert "cannot write" in output
     report = tmp_path / "new" / "folders" / "report.json"
     workdir = tmp_path / "staging" / "deeper"
     code, output = _invoke(
