@@ -13,6 +13,7 @@ import pytest
 from app.errors import BadRequestError
 from app.lib.body import convert
 from app.lib.wording import invalid
+from app.search.filters import from_query
 
 Free = Annotated[str, msgspec.Meta(max_length=3, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
@@ -76,3 +77,11 @@ def test_missing_and_unknown_fields_are_named() -> None:
 
 def test_a_message_of_another_shape_is_kept() -> None:
     assert invalid("Something new - at `$.x`") == "Valor inválido em x: Something new."
+
+
+def test_search_filters_speak_the_same_words() -> None:
+    """The filters of `/search`, `/seek` and the tools convert on their own path."""
+    with pytest.raises(BadRequestError) as refused:
+        from_query({"limit": "500"})
+    assert refused.value.message.startswith("Valor inválido em limit: deve ser no máximo")
+    assert refused.value.details == {"campo": "limit"}

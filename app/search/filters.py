@@ -18,6 +18,7 @@ from app.domain.text import digits, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
+from app.lib.wording import invalid
 from app.search.categories import categories, category_clause
 
 DEFAULT_LIMIT = 20
@@ -200,7 +201,7 @@ def _convert(data: dict[str, Any], strict: bool) -> Filtros:
             raise BadRequestError(
                 f"Filtro desconhecido: {field}.", details={"campo": field, "aceitos": FIELDS}
             ) from error
-        raise BadRequestError(f"Valor inválido: {text}.", details={"campo": field}) from error
+        raise BadRequestError(invalid(text), details={"campo": field}) from error
 
 
 def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
