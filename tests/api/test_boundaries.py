@@ -140,11 +140,11 @@ def test_cursor_longest_accepted_length(api: httpx.Client) -> None:
     forged = api.get("/v1/seek", params={**params, "cursor": "a" * MAX_CURSOR})
     assert forged.status_code == 400
     assert forged.json()["details"]["campo"] == "cursor"
-    assert "length" not in forged.json()["message"]
+    assert "no máximo" not in forged.json()["message"]
     too_long = api.get("/v1/seek", params={**params, "cursor": "a" * (MAX_CURSOR + 1)})
     assert too_long.status_code == 400
     assert too_long.json()["details"]["campo"] == "cursor"
-    assert "length" in too_long.json()["message"]  # refused by its type
+    assert f"no máximo {MAX_CURSOR} caracteres" in too_long.json()["message"]  # by its type
 
 
 def test_allowlist_hundred_networks_accepted_hundred_one_refused(api: httpx.Client) -> None:
