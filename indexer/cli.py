@@ -17,6 +17,7 @@ from elasticsearch import ApiError, TransportError
 from rich.console import Console
 from rich.table import Table
 
+from app.settings import get_settings
 from indexer import download as fetching
 from indexer import elastic, records
 from indexer import update as updating
@@ -32,7 +33,7 @@ from indexer.cli_output import (
     transfer_bar,
     writable,
 )
-from indexer.load import Options, run
+from indexer.load import RELEASE_RECORDED, Options, record_release, run
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 ElasticsearchUrl = Annotated[
@@ -191,7 +192,8 @@ def rollback(
     alias: Alias = "empresas",
     records_dir: RecordsDir = STATE / "registros",
 ) -> None:
-    """Point the alias back at the release before the live one (and its record store)."""
+    """Point the alias back at the release before the live one (and its record store); the
+    monitors are checked against it, as against a new release."""
     es = elastic.connect(url)
     with failing("rollback"):
         left, now = elastic.rollback(es, alias)
@@ -201,6 +203,8 @@ def rollback(
         + ("" if stored else " (no record store here: lookups read Elasticsearch)"),
         markup=False,
     )
+    note = record_release(get_settings().database_url, alias, now)
+    console.print(note or RELEASE_RECORDED, markup=False)
 
 
 @app.command()

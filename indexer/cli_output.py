@@ -27,7 +27,7 @@ from rich.text import Text
 
 from indexer import download as fetching
 from indexer import elastic
-from indexer.load import LoadReport, Progress
+from indexer.load import RELEASE_RECORDED, LoadReport, Progress
 
 console = Console(stderr=True)
 
@@ -156,7 +156,7 @@ def print_report(report: LoadReport) -> None:
     console.print(state, markup=False)
     console.print(f"reference date {report.data_referencia or 'unknown'}", markup=False)
     if report.live:
-        note = report.release_note or "release recorded: the monitors will be checked against it"
+        note = report.release_note or RELEASE_RECORDED
         console.print(note, markup=False)
 
 

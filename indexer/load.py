@@ -324,6 +324,9 @@ def _publish(
         report.release_recorded = report.release_note is None
 
 
+RELEASE_RECORDED = "release recorded: the monitors will be checked against it"
+
+
 def record_release(database_url: str, alias: str, index: str) -> str | None:
     """Records the release that just went live in PostgreSQL (with the job that checks the
     monitors against it); None when done, else why not. The release stays live either way: a

@@ -404,13 +404,20 @@ async def attempts(
     return rows, int(row[0]) if row else 0
 
 
+_RECORD_RELEASE = """
+INSERT INTO releases AS r (alias, indice) VALUES (%(alias)s, %(indice)s)
+ON CONFLICT (indice) DO UPDATE SET publicada_em = now(), verificada_em = NULL
+WHERE r.id IS DISTINCT FROM (
+    SELECT id FROM releases WHERE alias = %(alias)s ORDER BY publicada_em DESC, id DESC LIMIT 1
+)
+RETURNING id
+"""
+
+
 async def record_release(conn: AsyncConnection, alias: str, indice: str) -> int | None:
-    """Records a release that went live; its id, or None when it was already recorded."""
-    cursor = await conn.execute(
-        "INSERT INTO releases (alias, indice) VALUES (%s, %s) ON CONFLICT (indice) DO NOTHING "
-        "RETURNING id",
-        (alias, indice),
-    )
+    """Records a release that went live: a new one, or an older one live again (a rollback);
+    its id, or None when it already is the alias's current release."""
+    cursor = await conn.execute(_RECORD_RELEASE, {"alias": alias, "indice": indice})
     row = await cursor.fetchone()
     return int(row[0]) if row else None
 

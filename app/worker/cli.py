@@ -23,6 +23,7 @@ from app.context import Backends
 from app.lib.database import connection_pool
 from app.lib.elastic import create_client
 from app.lib.paging import Cursors
+from app.monitoring import releases
 from app.monitoring.service import Later
 from app.settings import get_settings
 from app.webhooks.delivery import Sender
@@ -121,6 +122,7 @@ async def _work(backends: Backends, concurrency: int) -> None:
         started = time.monotonic()
         task = asyncio.create_task(
             queue.run_worker_async(
+                queues=releases.queues_of(backends.alias),
                 concurrency=concurrency,
                 update_heartbeat_interval=settings.worker_heartbeat,
                 stalled_worker_timeout=settings.worker_stalled_after,

@@ -71,10 +71,13 @@ async def entregar_webhook(context: JobContext, entrega_id: str) -> None:
 
 @queue.task(name=releases.CHECK, queue="monitoramento", pass_context=True, retry=Retries())
 async def verificar_release(context: JobContext, indice: str, alias: str) -> None:
-    """Checks every monitor against a release of this worker's alias (a release of another
-    alias, loaded on the same database, is not its business)."""
+    """Checks every monitor against a release of this worker's alias. A check of another
+    alias's release (deferred to the shared queue before each alias had its own) is moved to
+    that alias's queue, for its own workers."""
     backends = _backends(context)
     if alias != backends.alias:
+        await releases.defer_check(context.app, alias, indice)
+        log.info("release %s of alias %s: moved to that alias's queue", indice, alias)
         return
     rodada = await monitoring.check_release(backends, indice)
     log.info("release %s: %s", indice, rodada)
@@ -106,8 +109,8 @@ async def conciliar_releases(context: JobContext, timestamp: int) -> None:
         names = msgspec.json.decode(body(await backends.es.indices.get_alias(name=backends.alias)))
     except NotFoundError:  # no release loaded yet
         return
-    for indice in sorted(names):
-        await monitoring.record_release(backends, indice)
+    if names:  # one index (the swap is atomic); were there more, the same one each time
+        await monitoring.record_release(backends, max(names))
 
 
 @queue.periodic(cron="* * * * * */2", periodic_id="recuperar")

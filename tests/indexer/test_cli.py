@@ -47,7 +47,7 @@ def test_cli_load_report_indices_rollback_drop(
     assert code == 0
     assert output.count(alias + "-") == 3  # two rows and the alias line
     code, output = _invoke("rollback", "--alias", alias)
-    assert code == 0
+    assert code == 0, output
     assert es.indices.get_alias(name=alias).body.keys() == {report["index"]}
     code, output = _invoke("drop", "--alias", alias, "--keep", "1")
     assert code == 0

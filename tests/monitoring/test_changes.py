@@ -17,7 +17,11 @@ from typing import Any
 import psycopg
 import pytest
 from elasticsearch import Elasticsearch
+from typer.testing import CliRunner
 
+from app.settings import get_settings
+from indexer.cli import app as indexer_cli
+from indexer.load import RELEASE_RECORDED
 from tests.conftest import SAMPLE, Issued, Loader, MakeKey, Server
 from tests.monitoring.conftest import create_monitor
 from tests.peers import Receiver, Worker, until
@@ -300,3 +304,74 @@ def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def test_rollback_checks_the_monitors_against_the_release_live_again(
+    es: Elasticsearch,
+    monitored_alias: str,
+    two_releases: Releases,
+    watching: Watching,
+    receiver: Receiver,
+    database: str,
+) -> None:
+    """`indexer rollback` records the older release live again, and the worker checks every
+    monitor against it as against a new one: rolled back to the same data, nothing is raised;
+    rolled back to the first release, each changed company is reported changed back."""
+    steps: list[tuple[str, str]] = []
+    for _ in range(3):  # the three loads of the second release, then the first one
+        started = _now(database)
+        result = CliRunner().invoke(
+            indexer_cli, ["rollback", "--alias", monitored_alias,
+                          "--url", get_settings().elasticsearch_url],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert RELEASE_RECORDED in " ".join(result.output.split()), result.output
+        [live] = es.indices.get_alias(name=monitored_alias).body
+        until(lambda index=live, since=started: _checked_since(database, index, since), seconds=60)
+        steps.append((live, started))
+    assert [index for index, _ in steps] == sorted((index for index, _ in steps), reverse=True)
+    quiet = ["chg-control-a", "chg-control-b", "chg-only-removal"]
+    assert all(receiver.of(name) == [] for name in quiet)
+    roles = two_releases.roles
+    _, back = receiver.wait("chg-removida", 2, seconds=60)  # in the first release, it is back
+    assert (back.event["type"], back.event["data"]["cnpj"]) == ("empresa.alterada", roles.removida)
+    for role in ("situacao", "endereco", "socios", "cnaes"):
+        first, back = receiver.wait(f"chg-{role}", 2, seconds=60)
+        assert back.verified is True
+        assert back.event["type"] == "empresa.alterada"
+        assert back.event["data"]["cnpj"] == roles.changed[role]
+        assert back.event["data"]["indice"] == steps[-1][0]
+        # Changed back: each field's before and after are the forward change's, swapped.
+        forward, backward = _fields(first.event), _fields(back.event)
+        assert forward.keys() == backward.keys(), role
+        for field, change in forward.items():
+            if "antes" in change:
+                assert (backward[field]["antes"], backward[field]["depois"]) == (
+                    change["depois"],
+                    change["antes"],
+                ), field
+            else:  # a list: what was added is removed, and the other way round
+                assert backward[field]["adicionados"] == change["removidos"], field
+                assert backward[field]["removidos"] == change["adicionados"], field
+    endereco = _fields(receiver.of("chg-endereco")[1].event)
+    assert (endereco["endereco.cep"]["depois"], endereco["endereco.numero"]["depois"]) == (
+        two_releases.old_address
+    )
+
+
+def _now(database: str) -> str:
+    with psycopg.connect(database) as conn:
+        row = conn.execute("SELECT now()::text").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def _checked_since(database: str, index: str, since: str) -> bool:
+    """Whether the release `index` was recorded live at or after `since` and checked since."""
+    with psycopg.connect(database) as conn:
+        row = conn.execute(
+            "SELECT publicada_em >= %s::timestamptz AND verificada_em IS NOT NULL "
+            "FROM releases WHERE indice = %s",
+            (since, index),
+        ).fetchone()
+    return bool(row and row[0])
