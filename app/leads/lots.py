@@ -225,6 +225,15 @@ async def _count(backends: Backends, resolved: Resolvidos) -> int:
     return int(msgspec.json.decode(body(response))["count"])
 
 
+def _none_match(resolved: Resolvidos, consequence: str) -> BadRequestError:
+    """The 400 of a lot or a free export that no company matches: nothing is spent."""
+    return BadRequestError(
+        "Nenhuma empresa atende a estes filtros: relaxe-os (planejar_leads_quentes diz como)"
+        + consequence,
+        details={"filtros_aplicados": resolved.aplicados},
+    )
+
+
 async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteCriado:
     """A new lot, after the LGPD gate, the plan gate and the month's allowance."""
     missing = [
@@ -253,11 +262,7 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
     filters = filters_of(entrada)
     resolved = await resolve(backends, filters)
     if await _count(backends, resolved) == 0:
-        raise BadRequestError(
-            "Nenhuma empresa atende a estes filtros: relaxe-os (planejar_leads_quentes diz "
-            "como) antes de criar um lote.",
-            details={"filtros_aplicados": resolved.aplicados},
-        )
+        raise _none_match(resolved, " antes de criar um lote.")
     salt = signing.new_salt()
     async with backends.pool.connection() as conn, conn.transaction():
         plano, allowed, used = await repository.allowance(conn, conta.conta_id)
@@ -349,11 +354,7 @@ async def exportar_gratis(
     async for position, lead in _stream(backends, resolved, entrada.quantidade, pit=False):
         rows.append(formats.row_of(position, lead))
     if not rows:  # refused as a lot would be: an empty file does not use a free export
-        raise BadRequestError(
-            "Nenhuma empresa atende a estes filtros: relaxe-os (planejar_leads_quentes diz "
-            "como); nenhuma exportação grátis foi usada.",
-            details={"filtros_aplicados": resolved.aplicados},
-        )
+        raise _none_match(resolved, "; nenhuma exportação grátis foi usada.")
     keys = [f"conta:{conta.conta_id}"]
     if entrada.fingerprint:
         keys.append("fp:" + hashlib.sha256(entrada.fingerprint.encode()).hexdigest()[:32])
