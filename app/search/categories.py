@@ -43,8 +43,18 @@ def categories() -> dict[str, Categoria]:
     return found
 
 
-def listed() -> list[Listed]:
-    return [Listed(slug=slug, nome=c.nome, cnaes=c.cnaes) for slug, c in categories().items()]
+class Categorias(msgspec.Struct, kw_only=True):
+    """Every category, in one page like every list of the API."""
+
+    data: list[Listed]
+    total: int
+    next_cursor: None = None
+    """Always null: the categories fit in one page."""
+
+
+def listed() -> Categorias:
+    found = [Listed(slug=slug, nome=c.nome, cnaes=c.cnaes) for slug, c in categories().items()]
+    return Categorias(data=found, total=len(found))
 
 
 def category_clause(slug: str) -> dict[str, Any]:

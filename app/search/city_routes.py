@@ -11,7 +11,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from app.context import Backends
 from app.lib.responses import json_response
 from app.search import filters as f
-from app.search.categories import Listed, listed
+from app.search.categories import Categorias, listed
 from app.search.routes import RESPONSES, answer, query_filters
 from app.search.service import ACCEPTED, REQUIRED, Modo
 
@@ -44,7 +44,7 @@ async def companies_by_city(
     description="Each category's slug, name and CNAE codes (subclasses or classes).",
     responses={
         200: ResponseSpec(
-            data_container=list[Listed], generate_examples=False, description="The categories"
+            data_container=Categorias, generate_examples=False, description="The categories"
         )
     },
     tags=["Busca"],

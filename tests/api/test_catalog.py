@@ -186,8 +186,12 @@ def test_categories_listed_with_real_cnae_codes(api: httpx.Client) -> None:
 
 
 def _data_list(response: httpx.Response) -> list[dict[str, Any]]:
+    """The items of a one-page list: `{data, total, next_cursor: null}`."""
     assert response.status_code == 200, response.text
-    found: list[dict[str, Any]] = response.json()
+    page = response.json()
+    assert page["total"] == len(page["data"])
+    assert page["next_cursor"] is None
+    found: list[dict[str, Any]] = page["data"]
     return found
 
 
