@@ -14,6 +14,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from psycopg_pool import PoolTimeout
 
+from app.lib.wording import invalid
+
 log = logging.getLogger("app.errors")
 
 
@@ -79,6 +81,12 @@ class TooManyRequestsError(AppError):
     status = HTTPStatus.TOO_MANY_REQUESTS
 
 
+class UnsupportedMediaError(AppError):
+    """415: a body sent as something other than JSON (`Content-Type` of another type)."""
+
+    status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
+
+
 class UnavailableError(AppError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
 
@@ -100,15 +108,18 @@ def app_error_handler(_: Request[Any, Any, Any], error: AppError) -> Response[Er
     return response
 
 
-def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Response[ErrorBody]:
+def http_error_handler(
+    request: Request[Any, Any, Any], error: HTTPException
+) -> Response[ErrorBody]:
+    """The framework's own refusals (no route, a method the path does not allow, a body over
+    the cap, a body or parameter its parsing refused) in the words of every other 400."""
     details = None
     message = error.detail or HTTPStatus(error.status_code).phrase
     if isinstance(error, ValidationException):
-        message = "Invalid request parameters."
-        details = (
-            [_missing_body(item) for item in error.extra]
-            if isinstance(error.extra, list)
-            else error.extra
+        message, details = _validation(error.extra)
+    elif message == HTTPStatus(error.status_code).phrase:
+        message = _FRAMEWORK.get(error.status_code, message).format(
+            method=request.method, path=_shown_path(request)
         )
     headers = {k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"}
     response = error_response(error.status_code, message, details)
@@ -116,12 +127,35 @@ def http_error_handler(_: Request[Any, Any, Any], error: HTTPException) -> Respo
     return response
 
 
-def _missing_body(item: Any) -> Any:
-    """Litestar names an empty body by the parameter it could not fill (`'data'`): say what
-    is missing instead."""
-    if isinstance(item, dict) and item.get("source") == "body" and item.get("message") == "'data'":
-        return {**item, "message": "Corpo ausente: envie um objeto JSON."}
-    return item
+_FRAMEWORK = {
+    404: "Caminho não encontrado: {path}.",
+    405: "O método {method} não é aceito em {path}; o cabeçalho Allow lista os aceitos.",
+    413: "Corpo da requisição grande demais.",
+}
+_UNKNOWN_FIELD = "Object contains unknown field `"
+
+
+def _shown_path(request: Request[Any, Any, Any]) -> str:
+    """The request's path as the message shows it: printable and at most 200 characters."""
+    path = str(request.scope["path"])
+    printable = "".join(c if c.isprintable() else "?" for c in path[:200])
+    return printable + (" [...]" if len(path) > 200 else "")
+
+
+def _validation(extra: Any) -> tuple[str, Any]:
+    """Litestar's validation of a body or a parameter (`[{"message", "key", "source"}]`, the
+    first is shown) as the sentence and `details` of the service's own 400s."""
+    first = extra[0] if isinstance(extra, list) and extra and isinstance(extra[0], dict) else {}
+    text, key = str(first.get("message", "")), first.get("key")
+    whole_body = first.get("source") == "body" and key in (None, "data")
+    if whole_body and text == "'data'":
+        return "Corpo ausente: envie um objeto JSON.", None
+    if text.startswith(_UNKNOWN_FIELD):
+        field = text[len(_UNKNOWN_FIELD) :].split("`", 1)[0]
+        return f"Campo desconhecido: {field}.", {"campo": field}
+    if whole_body or not key:
+        return "Corpo JSON inválido: " + invalid(text).removeprefix("Valor inválido: "), None
+    return invalid(f"{text} - at `$.{key}`"), {"campo": key}
 
 
 def internal_error_handler(
@@ -134,7 +168,7 @@ def internal_error_handler(
         request.scope["path"],
         exc_info=error,
     )
-    return error_response(500, "An unexpected error occurred; it has been logged.")
+    return error_response(500, "Erro interno inesperado; ele foi registrado e será analisado.")
 
 
 INDEX_UNAVAILABLE = "O índice de empresas não está disponível no momento."

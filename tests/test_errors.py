@@ -28,7 +28,7 @@ def test_internal_error_handler_500_hides_error_and_logs_it(
     assert response.media_type == "application/json"
     assert response.content == ErrorBody(
         error="Internal Server Error",
-        message="An unexpected error occurred; it has been logged.",
+        message="Erro interno inesperado; ele foi registrado e será analisado.",
     )
     [record] = caplog.records
     assert record.getMessage() == "unhandled RuntimeError on POST /v1/search"

@@ -3,22 +3,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, get
 from litestar.di import NamedDependency
-from litestar.params import FromQuery, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
-from app.audit.repository import Filtro
-from app.audit.service import Auditoria, UsoConta, audit_page, usage_of
+from app.audit.service import Auditoria, ListaAuditoria, UsoConta, audit_page, usage_of
 from app.auth.guards import identity, require_admin
 from app.context import Backends
-from app.lib.paging import MAX_CURSOR
-
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 500
+from app.lib.body import from_query
 
 
 @get(
@@ -32,23 +26,14 @@ MAX_LIMIT = 500
         "`next_cursor` back as `cursor` with the same filters for the next page."
     ),
     guards=[require_admin],
-    opt={"query": ("chave", "rota", "operacao", "status", "desde", "ate", "limit", "cursor")},
+    opt={"query": tuple(ListaAuditoria.__struct_fields__), "query_struct": ListaAuditoria},
     tags=["Admin"],
 )
 async def audit_log(
-    pool: NamedDependency[AsyncConnectionPool],
-    backends: NamedDependency[Backends],
-    chave: Annotated[str | None, QueryParameter(max_length=64)] = None,
-    rota: Annotated[str | None, QueryParameter(max_length=2048)] = None,
-    operacao: Annotated[str | None, QueryParameter(max_length=64)] = None,
-    status: Annotated[int | None, QueryParameter(ge=100, le=599)] = None,
-    desde: FromQuery[datetime | None] = None,
-    ate: FromQuery[datetime | None] = None,
-    limit: Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, QueryParameter(max_length=MAX_CURSOR)] = None,
+    request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Auditoria:
-    filtro = Filtro(chave=chave, rota=rota, operacao=operacao, status=status, desde=desde, ate=ate)
-    return await audit_page(backends, filtro, cursor, limit)
+    entrada = from_query(request, ListaAuditoria)
+    return await audit_page(backends, entrada.filtro(), entrada.cursor, entrada.limit)
 
 
 @get(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Annotated
+
 import msgspec
 from psycopg_pool import AsyncConnectionPool
 
@@ -10,9 +13,28 @@ from app.audit.repository import Filtro, Registro, Uso
 from app.auth.access import Identity
 from app.context import Backends
 from app.errors import BadRequestError
-from app.lib.paging import digest
+from app.lib.paging import CursorTexto, digest
 
 USAGE_DAYS = 31
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+class ListaAuditoria(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The audit listing's query: its filters, page size and cursor."""
+
+    chave: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    rota: Annotated[str, msgspec.Meta(max_length=2048)] | None = None
+    operacao: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    status: Annotated[int, msgspec.Meta(ge=100, le=599)] | None = None
+    desde: datetime | None = None
+    ate: datetime | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: CursorTexto | None = None
+
+    def filtro(self) -> Filtro:
+        return Filtro(chave=self.chave, rota=self.rota, operacao=self.operacao,
+                      status=self.status, desde=self.desde, ate=self.ate)  # fmt: skip
 
 
 class Auditoria(msgspec.Struct, kw_only=True):

@@ -18,6 +18,7 @@ from app.batch.service import (
 )
 from app.context import Backends
 from app.errors import ErrorBody
+from app.lib.body import json_bytes
 from app.lib.documented_bodies import CNPJ_FORMAT
 from app.lib.operations import meter
 from app.lib.responses import json_response
@@ -70,6 +71,6 @@ what a client sends is CNPJs."""
 async def batch_lookup(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    items = check_batch(parse_body(await request.body()))
+    items = check_batch(parse_body(await json_bytes(request)))
     await meter(request, CONSULTAR_LOTE, units=len(items))
     return json_response(await lookup_batch(backends, items))

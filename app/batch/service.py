@@ -10,7 +10,7 @@ from app.context import Backends
 from app.domain import cnpj
 from app.domain.record import Empresa
 from app.errors import BadRequestError
-from app.lib.body import decode
+from app.lib.body import convert, decode
 from app.lib.operations import Custo, Operacao
 from app.lookup.records import Stored
 from app.lookup.service import stored_records_of
@@ -67,12 +67,7 @@ def parse_body(body: bytes) -> list[Any]:
     """The list of inputs from a JSON array or `{"cnpjs": [...]}`; 400 for anything else."""
     decoded = decode(body)
     if isinstance(decoded, dict):
-        try:
-            decoded = msgspec.convert(decoded, LoteEntrada).cnpjs
-        except msgspec.ValidationError as error:
-            raise BadRequestError(
-                'Envie uma lista de CNPJs ou {"cnpjs": [...]}.', details={"erro": str(error)}
-            ) from error
+        decoded = convert(decoded, LoteEntrada).cnpjs
     if not isinstance(decoded, list):
         raise BadRequestError('Envie uma lista de CNPJs ou {"cnpjs": [...]}.')
     if not decoded:

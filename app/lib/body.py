@@ -15,11 +15,31 @@ import msgspec
 from litestar import Request
 from litestar.types import Empty
 
-from app.errors import BadRequestError
+from app.errors import BadRequestError, UnsupportedMediaError
 from app.lib.wording import invalid
 
 T = TypeVar("T")
 MAX_DEPTH_MESSAGE = "Corpo JSON aninhado demais."
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def json_bytes(request: Request[Any, Any, Any]) -> bytes:
+    """The request's body, refused with a 415 when it is declared as anything but JSON (a form,
+    plain text); a body without `Content-Type` is read as JSON."""
+    raw = await request.body()
+    declared = request.headers.get("content-type")
+    if raw and declared is not None and not _is_json(declared):
+        raise UnsupportedMediaError(
+            "Content-Type deve ser application/json.",
+            details={"content_type": declared[:100]},
+        )
+    return raw
 
 
 def decode(raw: bytes) -> Any:
@@ -84,5 +104,6 @@ class SafeRequest(Request[Any, Any, Any]):
             if (cached := self._connection_state.json) is not Empty:
                 self._json = cached
             else:
-                self._json = self._connection_state.json = decode(await self.body() or b"null")
+                raw = await json_bytes(self)
+                self._json = self._connection_state.json = decode(raw or b"null")
         return self._json

@@ -40,6 +40,7 @@ UNAUTHORIZED = _spec(
 FORBIDDEN = _spec("Address outside the key's allowlist, or a resource of administrators")
 NOT_FOUND = _spec("No such resource")
 TOO_LARGE = _spec("Body larger than the limit (`MAX_BODY_SIZE`), refused before any work")
+NOT_JSON = _spec("A body declared as another type than JSON (`Content-Type`); none is read as JSON")
 TOO_MANY = _spec("The window of the key's plan or of the address is full; see `Retry-After`")
 CONFLICT = _spec("The state of the resource does not allow it now; `message` says why")
 GONE = _spec("The resource existed and is no longer available")
@@ -58,7 +59,7 @@ def errors_of(handler: HTTPRouteHandler) -> dict[int, ResponseSpec]:
     if any("{" in path for path in handler.paths):
         found[404] = NOT_FOUND
     if handler.http_methods & {"POST", "PUT", "PATCH"}:
-        found[413] = TOO_LARGE
+        found.update({413: TOO_LARGE, 415: NOT_JSON})
     return found
 
 

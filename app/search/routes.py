@@ -12,7 +12,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from app.context import Backends
 from app.errors import ErrorBody
 from app.lib import release
-from app.lib.body import single_values
+from app.lib.body import json_bytes, single_values
 from app.lib.documented_bodies import any_of_fields
 from app.lib.operations import Custo, Operacao, meter
 from app.lib.responses import json_response
@@ -105,7 +105,7 @@ async def search_get(
 async def search_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return await answer(request, backends, f.from_body(await request.body()), Modo.SEARCH)
+    return await answer(request, backends, f.from_body(await json_bytes(request)), Modo.SEARCH)
 
 
 @get(
@@ -134,7 +134,7 @@ async def seek_get(
 async def seek_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return await answer(request, backends, f.from_body(await request.body()), Modo.SEEK)
+    return await answer(request, backends, f.from_body(await json_bytes(request)), Modo.SEEK)
 
 
 @get(

@@ -55,7 +55,7 @@ def test_batch_object_body_and_alias_path(api: httpx.Client) -> None:
     [
         (b"not json", "JSON"),
         (b"{}", "cnpjs"),
-        (b'{"cnpjs": [], "extra": 1}', "cnpjs"),
+        (b'{"cnpjs": [], "extra": 1}', "Campo desconhecido: extra"),
         (b'"33683111000280"', "lista"),
         (b"[]", "vazia"),
         (json.dumps([SERPRO] * 101).encode(), "100"),

@@ -53,14 +53,20 @@ def _routes(admin: Issued, key_id: str) -> list[tuple[str, str]]:
 _calls = itertools.count()
 
 
-def _send(server: Server, admin: Issued, method: str, path: str, body: bytes) -> httpx.Response:
+def _send(
+    server: Server,
+    admin: Issued,
+    method: str,
+    path: str,
+    body: bytes,
+    content_type: str | None = "application/json",
+) -> httpx.Response:
     # The bootstrap routes have a per-address window; each call comes from its own address.
     n = next(_calls)
     address = f"127.1.{n // 250}.{n % 250 + 1}"
+    headers = {} if content_type is None else {"content-type": content_type}
     with server.client(address, headers=admin.headers) as client:
-        return client.request(
-            method, path, content=body, headers={"content-type": "application/json"}
-        )
+        return client.request(method, path, content=body, headers=headers)
 
 
 MALFORMED = pytest.mark.parametrize(
@@ -92,12 +98,73 @@ def test_malformed_body_agent_interface_400_json_rpc_error(
     assert answer["error"]["code"] in (PARSE_ERROR, INVALID_REQUEST), answer
 
 
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_body_declared_not_json_every_route_415(
+    server: Server, admin: Issued, content_type: str
+) -> None:
+    """Requests with a body carry `Content-Type: application/json` (spec §1): a body declared
+    as anything else (curl's `-d` without `-H` sends a form) is a 415 that says so, before it
+    is parsed; the same bytes as JSON reach the route's own checks."""
+    for method, path in _routes(admin, admin.key_id):
+        refused = _send(server, admin, method, path, b'{"campo_inexistente": 1}', content_type)
+        assert refused.status_code == 415, (path, refused.text)
+        assert refused.json() == {
+            "error": "Unsupported Media Type",
+            "message": "Content-Type deve ser application/json.",
+            "details": {"content_type": content_type},
+        }
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "application/json; charset=utf-8", "application/merge-patch+json"]
+)
+def test_body_as_json_any_spelling_reaches_the_route(
+    server: Server, admin: Issued, content_type: str | None
+) -> None:
+    """No `Content-Type`, a charset parameter, or a `+json` type: the body is read as JSON, so
+    an unknown field is the route's 400 naming it, not a 415."""
+    for method, path in _routes(admin, admin.key_id):
+        response = _send(server, admin, method, path, b'{"campo_inexistente": 1}', content_type)
+        assert response.status_code == 400, (path, response.text)
+        assert "campo_inexistente" in response.json()["message"], (path, response.text)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "message", "details"),
+    [
+        ("POST", "/v1/me/monitoramentos", b'{"cnpj": 5}',
+         "Valor inválido em cnpj: deve ser um texto.", {"campo": "cnpj"}),
+        ("POST", "/v1/me/monitoramentos", b"[1]", "Corpo JSON inválido: deve ser um objeto.", None),
+        ("POST", "/v1/me/monitoramentos", b"", "Corpo ausente: envie um objeto JSON.", None),
+        ("PUT", "/v1/me/chaves/{key}/allowlist", b'{"allowlist": ["127.0.0.1", 3]}',
+         "Valor inválido em allowlist[1]: deve ser um texto.", {"campo": "allowlist[1]"}),
+        ("POST", "/v1/me/chaves", b'{"rotulo": "x", "sobra": 1}',
+         "Campo desconhecido: sobra.", {"campo": "sobra"}),
+    ],
+)  # fmt: skip
+def test_body_refused_by_type_in_the_service_words(
+    server: Server, admin: Issued, method: str, path: str, body: bytes, message: str,
+    details: dict[str, str] | None,
+) -> None:  # fmt: skip
+    """Routes whose body the framework converts say what is wrong as every other 400 does: a
+    Portuguese sentence naming the field, and `details.campo`."""
+    response = _send(server, admin, method, path.format(key=admin.key_id), body)
+    assert response.status_code == 400, response.text
+    assert response.json() == {"error": "Bad Request", "message": message,
+                               **({"details": details} if details else {})}  # fmt: skip
+
+
 def test_body_over_cap_413_under_cap_parsed(server: Server, admin: Issued) -> None:
     over = b'{"municipio": "' + "\ufdfa".encode() * (CAP // 3 + 1) + b'"}'
     for method, path in _routes(admin, admin.key_id):
         response = _send(server, admin, method, path, over)
         assert response.status_code == 413, (path, response.text)
-        assert response.json()["error"] == "Request Entity Too Large"
+        assert response.json() == {
+            "error": "Request Entity Too Large",
+            "message": "Corpo da requisição grande demais.",
+        }
     # Just under the cap, a long value is refused by the type's bound, naming the field.
     under = b'{"municipio": "' + "\ufdfa".encode() * ((CAP - 40) // 3) + b'"}'
     assert len(under) <= CAP

@@ -75,10 +75,20 @@ def test_lookup_unknown_valid_cnpj_404(api: httpx.Client, cnpj: str) -> None:
 
 
 def test_unknown_route_and_method_json_errors(api: httpx.Client) -> None:
-    _assert_error(api.get("/v1/nothing-here"), 404, "Not Found")
+    """No route, or a method the path does not take: the JSON error body, in the words of
+    every other answer, naming the path (control characters shown as `?`)."""
+    missing = _assert_error(api.get("/v1/nothing-here"), 404, "Not Found")
+    assert missing["message"] == "Caminho não encontrado: /v1/nothing-here."
     _assert_error(api.get("/v1/cnpj/"), 404, "Not Found")
+    odd = _assert_error(api.get("/v1/a%0Ab" + "c" * 300), 404, "Not Found")
+    assert odd["message"] == f"Caminho não encontrado: /v1/a?b{'c' * 193} [...]."
+    typed = _assert_error(api.get("/v1/me/monitoramentos/abc"), 404, "Not Found")
+    assert typed["message"] == "Caminho não encontrado: /v1/me/monitoramentos/abc."
     refused = api.post(f"/v1/cnpj/{SERPRO}", content=b"{")
-    _assert_error(refused, 405, "Method Not Allowed")
+    body = _assert_error(refused, 405, "Method Not Allowed")
+    assert body["message"] == (
+        f"O método POST não é aceito em /v1/cnpj/{SERPRO}; o cabeçalho Allow lista os aceitos."
+    )
     assert "GET" in refused.headers["Allow"]
     assert "POST" not in refused.headers["Allow"]
 

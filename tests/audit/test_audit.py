@@ -79,8 +79,16 @@ def test_audit_filters_and_cursor_paging(api_server: Server, make_key: MakeKey) 
         future = api.get(AUDIT, params={"chave": caller.key_id, "desde": "2999-01-01T00:00:00Z"},
                          headers=admin.headers).json()  # fmt: skip
         assert future["total"] == 0
-        for bad in ({"cursor": "%%%"}, {"limit": 0}, {"limit": 501}, {"desde": "ontem"}):
-            assert api.get(AUDIT, params=bad, headers=admin.headers).status_code == 400
+        for bad in ({"cursor": "%%%"}, {"limit": 0}, {"limit": 501}, {"desde": "ontem"},
+                    {"status": "x"}, {"limit": ""}, {"chave": "k" * 65}):  # fmt: skip
+            refused = api.get(AUDIT, params=bad, headers=admin.headers)
+            assert refused.status_code == 400, refused.text
+            [field] = bad
+            assert refused.json()["details"]["campo"] == field, refused.text
+            wording = "cursor inválido" if field == "cursor" else f"Valor inválido em {field}: "
+            assert refused.json()["message"].startswith(wording), refused.text
+        status = api.get(AUDIT, params={"status": "x"}, headers=admin.headers).json()
+        assert status["message"] == "Valor inválido em status: deve ser um número inteiro."
 
 
 def test_audit_clean_shutdown_loses_no_row(

@@ -231,4 +231,4 @@ def test_create_monitor_empty_body_says_what_is_missing(server: Server, make_key
     with server.client(headers=make_key().headers) as client:
         response = client.post(BASE, content=b"", headers={"Content-Type": "application/json"})
     assert response.status_code == 400, response.text
-    assert response.json()["details"][0]["message"] == "Corpo ausente: envie um objeto JSON."
+    assert response.json()["message"] == "Corpo ausente: envie um objeto JSON."
