@@ -113,18 +113,23 @@ def http_error_handler(
 ) -> Response[ErrorBody]:
     """The framework's own refusals (no route, a method the path does not allow, a body over
     the cap, a body or parameter its parsing refused) in the words of every other 400."""
-    details = None
-    message = error.detail or HTTPStatus(error.status_code).phrase
-    if isinstance(error, ValidationException):
-        message, details = _validation(error.extra)
-    elif message == HTTPStatus(error.status_code).phrase:
-        message = _FRAMEWORK.get(error.status_code, message).format(
-            method=request.method, path=_shown_path(request)
-        )
+    message, details = framework_message(request, error)
     headers = {k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"}
     response = error_response(error.status_code, message, details)
     response.headers.update(headers)
     return response
+
+
+def framework_message(request: Request[Any, Any, Any], error: HTTPException) -> tuple[str, Any]:
+    """The message and `details` of a refusal the framework raised, in the service's words."""
+    message = error.detail or HTTPStatus(error.status_code).phrase
+    if isinstance(error, ValidationException):
+        return _validation(error.extra)
+    if message == HTTPStatus(error.status_code).phrase:
+        message = _FRAMEWORK.get(error.status_code, message).format(
+            method=request.method, path=_shown_path(request)
+        )
+    return message, None
 
 
 _FRAMEWORK = {

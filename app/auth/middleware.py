@@ -58,6 +58,15 @@ class RequestAccess:
         """On the agent interface, why the key was refused (answered in JSON-RPC there)."""
         self._window: dict[str, Any] = {}
 
+    def fork(self) -> RequestAccess:
+        """A state of its own for one message of a batch: the same caller, route and key
+        refusal, its own units, operation and status, so the message is admitted, charged and
+        audited as if it had come alone."""
+        twin = RequestAccess(self.gate, self.caller, self.rota)
+        twin.audited = False
+        twin.refusal = self.refusal
+        return twin
+
     async def admit(self, units: int = 1, **window: Any) -> Decision:
         """Draws `units` more; `window` (group and anonymous limit) is kept for later draws."""
         self._window = window or self._window

@@ -20,9 +20,9 @@ from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
 
 from app.auth.access import NO_TOKEN, Access
-from app.auth.middleware import access
+from app.auth.middleware import access, record_call
 from app.context import Backends
-from app.errors import AppError, elastic_failure
+from app.errors import AppError, elastic_failure, framework_message
 from app.mcp import protocol, resources, server
 from app.mcp.protocol import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
 
@@ -41,8 +41,13 @@ def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
 
 
 def _host_name(value: str) -> str:
-    parsed = urlsplit(value if "//" in value else f"//{value}")
-    return (parsed.hostname or "").lower()
+    """The host of a `Host` or `Origin` header; empty (no allowed host) when it does not parse,
+    as `[::1` does not."""
+    try:
+        parsed = urlsplit(value if "//" in value else f"//{value}")
+        return (parsed.hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def _answer(
@@ -96,9 +101,9 @@ def _refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -
                 INVALID_REQUEST, error.message, status=error.status, data=error.details
             )
     else:
-        status = error.status_code
+        message, details = framework_message(request, error)
         failure = RpcError(
-            INVALID_REQUEST, error.detail or HTTPStatus(status).phrase, status=status,
+            INVALID_REQUEST, message, status=error.status_code, data=details,
             headers={k: v for k, v in (error.headers or {}).items() if k.lower() == "allow"},
         )  # fmt: skip
     return _failure(None, failure)
@@ -145,7 +150,7 @@ async def mcp_post(
         raw = await request.body()
         version = request.headers.get("mcp-protocol-version", protocol.BATCHING)
         if version == protocol.BATCHING and protocol.is_batch(raw):
-            return await _batch(_context(request, backends), protocol.parse_batch(raw))
+            return await _batch(request, _context(request, backends), protocol.parse_batch(raw))
         message = protocol.parse(raw)
         if message.method is None or message.is_notification:
             return Response(b"", status_code=HTTPStatus.ACCEPTED)
@@ -177,13 +182,22 @@ def _as_rpc(error: RpcError | AppError | ApiError | TransportError) -> RpcError:
 
 
 async def _batch(
-    context: server.Context, items: list[protocol.Message | RpcError]
+    request: Request[Any, Any, Any],
+    context: server.Context,
+    items: list[protocol.Message | RpcError],
 ) -> Response[bytes]:
     """The answers to a batch (revision 2025-03-26), in its order: one per request, none for
     notifications and responses; 202 when there is none. Each message is served as it would
-    be alone (a tool call counted and audited on its own); their errors travel in the array,
-    under HTTP 200."""
+    be alone: admitted, charged and audited on its own (`Context.alone`), its errors in the
+    array under HTTP 200, whose headers carry those of its refusals (`Retry-After`,
+    `WWW-Authenticate`) and the window as the last message left it. A key that is refused
+    (unknown, revoked, outside its allowlist) refuses the whole batch, as it would each
+    message, with its HTTP status."""
+    outer = context.state
+    if outer is not None and outer.refusal is not None:
+        raise server.access_failure(outer.refusal, context.public_url)
     replies: list[protocol.Reply] = []
+    headers: dict[str, str] = {}
     for item in items:
         if isinstance(item, RpcError):
             replies.append(protocol.failed(item.request_id, item))
@@ -191,15 +205,22 @@ async def _batch(
         if item.method is None or item.is_notification:
             continue
         request_id = None if item.id is msgspec.UNSET else item.id
+        own = context.alone()
         try:
-            value = await server.dispatch(context, item.method, item.params)
+            value = await server.dispatch(own, item.method, item.params)
         except (RpcError, AppError, ApiError, TransportError) as error:
-            replies.append(protocol.failed(request_id, _as_rpc(error)))
+            failure = _as_rpc(error)
+            headers.update(failure.headers)
+            replies.append(protocol.failed(request_id, failure))
         else:
             replies.append(protocol.succeeded(request_id, value))
+        finally:
+            if own.state is not None and outer is not None:
+                record_call(request.scope, own.state, HTTPStatus.OK)
+                outer.decision = own.state.decision or outer.decision
     if not replies:
         return Response(b"", status_code=HTTPStatus.ACCEPTED)
-    return _answer(protocol.ENCODER.encode(replies))
+    return _answer(protocol.ENCODER.encode(replies), headers=headers or None)
 
 
 @route(

@@ -81,6 +81,11 @@ class Context:
         self.version = version
         self.public_url = public_url
 
+    def alone(self) -> Context:
+        """The context of one message of a batch: an access state of its own (`fork`)."""
+        state = self.state.fork() if self.state is not None else None
+        return Context(self.backends, state, self.rendered, self.version, self.public_url)
+
 
 def access_failure(error: AppError, public_url: str = "") -> RpcError:
     """An access refusal as the JSON-RPC error the HTTP status travels with."""
@@ -228,8 +233,14 @@ async def list_resources(context: Context) -> dict[str, Any]:
 
 async def read_resource(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     uri = params.get("uri")
-    if not isinstance(uri, str) or len(uri) > 200:
+    if not isinstance(uri, str):
         raise RpcError(INVALID_PARAMS, "Informe uri (texto).")
+    if len(uri) > MAX_URI:
+        raise RpcError(
+            RESOURCE_NOT_FOUND,
+            f"Recurso desconhecido: uri de {len(uri)} caracteres (no máximo {MAX_URI}).",
+            data={"uri": uri[:100]},
+        )
     resource = resources.BY_URI.get(uri)
     if resource is not None:
         content = await context.rendered.get(context.backends, resource)
@@ -244,12 +255,16 @@ async def read_resource(context: Context, params: dict[str, Any]) -> dict[str, A
     return resources.contents(uri, resources.JSON, content)
 
 
+MAX_URI = 200
+"""The longest resource URI read; every URI of the resources and their templates is shorter."""
+
+
 def get_prompt(params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
     prompt = prompts.BY_NAME.get(name) if isinstance(name, str) else None
     if prompt is None:
-        raise RpcError(INVALID_PARAMS, f"Prompt desconhecido: {str(name)[:64]}.",
-                      data={"prompts": sorted(prompts.BY_NAME)})  # fmt: skip
+        said = f"Prompt desconhecido: {name[:64]}." if isinstance(name, str) else "Informe name."
+        raise RpcError(INVALID_PARAMS, said, data={"prompts": sorted(prompts.BY_NAME)})
     values = params.get("arguments") or {}
     if not isinstance(values, dict):
         raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")

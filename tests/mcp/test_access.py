@@ -156,3 +156,49 @@ def test_completions_without_a_key_have_a_window_per_address(
     assert listed.status_code == 200
     assert keyed.status_code == 200
     assert "X-RateLimit-Limit" not in keyed.headers
+
+
+def test_batch_tool_calls_each_drawn_refused_and_audited_alone(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    """A batch is no way around the window: each tool call in it draws its unit, the ones past
+    the window are refused in place (-32029, the answer carrying `Retry-After`), and each is
+    audited and counted as it would be alone."""
+    key, admin = make_key(plano="starter"), make_key(papel="admin")
+    batch = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": CALL} for n in range(5)]
+    with mcp_server.client(headers=key.headers) as client:
+        answer = client.post("/mcp", json=batch)
+        assert answer.status_code == 200, answer.text
+        replies = answer.json()
+        usage = client.get("/v1/me/uso")
+    assert [reply["id"] for reply in replies] == list(range(5))
+    assert [reply["result"]["structuredContent"]["cnpj"] for reply in replies[:3]] == [
+        SAMPLE_CNPJ
+    ] * 3
+    assert [reply["error"]["code"] for reply in replies[3:]] == [-32029, -32029]
+    assert int(answer.headers["Retry-After"]) >= 1
+    assert answer.headers["X-RateLimit-Remaining"] == "0"
+    assert usage.status_code == 429  # the window is the account's, whatever the face
+    rows = [row for row in _audit(mcp_server, admin, key, 6) if row["rota"] == "/mcp"]
+    assert sorted((r["operacao"], r["status"]) for r in rows) == [
+        *[("consultar_cnpj", 200)] * 3,
+        *[("consultar_cnpj", 429)] * 2,
+    ]
+
+
+def test_batch_with_a_refused_key_refused_whole(mcp_server: Server, make_key: MakeKey) -> None:
+    """A key that is refused fails every method, in a batch too: the batch gets the key's
+    HTTP status and headers, as one message would, and no message of it runs."""
+    owner = make_key()
+    with mcp_server.client(headers=owner.headers) as client:
+        created = client.post("/v1/me/chaves", json={"rotulo": "agente"}).json()
+        client.delete(f"/v1/me/chaves/{created['chave']['id']}")
+        batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": CALL}]  # fmt: skip
+        answer = client.post(
+            "/mcp", json=batch, headers={"Authorization": f"Bearer {created['api_key']}"}
+        )
+    assert answer.status_code == 401, answer.text
+    assert answer.headers["WWW-Authenticate"] == "Bearer"
+    body = answer.json()
+    assert (body["id"], body["error"]["code"]) == (None, -32040)

@@ -145,6 +145,14 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         protocol.RESOURCE_NOT_FOUND,
     )
     _error(rpc(anonymous, "prompts/get", {"name": "nope"}), 200, protocol.INVALID_PARAMS)
+    for nameless in ({}, {"name": None}, {"name": 7}):
+        answer = _error(rpc(anonymous, "prompts/get", nameless), 200, protocol.INVALID_PARAMS)
+        assert answer["error"]["message"] == "Informe name."
+    long_uri = _error(rpc(anonymous, "resources/read", {"uri": "service://" + "x" * 200}), 200,
+                      protocol.RESOURCE_NOT_FOUND)  # fmt: skip
+    assert long_uri["error"]["message"] == (
+        "Recurso desconhecido: uri de 210 caracteres (no máximo 200)."
+    )
     _error(
         rpc(anonymous, "prompts/get", {"name": "validar_fornecedor", "arguments": {}}),
         200,
@@ -224,6 +232,11 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
         421,
         protocol.INVALID_REQUEST,
     )
+    # Headers that do not parse as a host (an unclosed IPv6 bracket) are no allowed host.
+    _error(anonymous.post("/mcp", json=ping, headers={"Origin": "http://[::1"}), 403,
+           protocol.INVALID_REQUEST)  # fmt: skip
+    _error(anonymous.post("/mcp", json=ping, headers={"Host": "[::1"}), 421,
+           protocol.INVALID_REQUEST)  # fmt: skip
     local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
     assert local.status_code == 200
     _error(
@@ -274,7 +287,8 @@ def test_refusals_before_the_message_keep_json_rpc(anonymous: httpx.Client) -> N
         assert response.headers["WWW-Authenticate"] == "Bearer"
     _error(anonymous.post("/mcp", params={"foo": "1"}, json=ping), 400, protocol.INVALID_REQUEST)
     huge = {**ping, "params": {"x": "a" * 70_000}}
-    _error(anonymous.post("/mcp", json=huge), 413, protocol.INVALID_REQUEST)
+    too_large = _error(anonymous.post("/mcp", json=huge), 413, protocol.INVALID_REQUEST)
+    assert too_large["error"]["message"] == "Corpo da requisição grande demais."
 
 
 envelopes = st.fixed_dictionaries(
