@@ -51,6 +51,8 @@ CASES = [
     ({"redes": "a"}, "Valor inválido em redes: deve ser uma lista."),
     ({"desde": "ontem"}, "Valor inválido em desde: data inválida: use AAAA-MM-DD."),
     ({"em": "agora"}, "Valor inválido em em: data e hora inválidas: use ISO 8601"),
+    ({"desde": 20200101}, "Valor inválido em desde: deve ser uma data (AAAA-MM-DD)."),
+    ({"em": 1}, "Valor inválido em em: deve ser uma data e hora (ISO 8601"),
     ({"notas": [1, -1]}, "Valor inválido em notas[1]: deve ser no mínimo 0."),
     ([], "Valor inválido: deve ser um objeto."),
 ]
@@ -70,6 +72,7 @@ def test_missing_and_unknown_fields_are_named() -> None:
     with pytest.raises(BadRequestError) as missing:
         convert({}, Required)
     assert missing.value.message == "Campo obrigatório ausente: cnpj."
+    assert missing.value.details == {"campo": "cnpj"}
     with pytest.raises(BadRequestError) as unknown:
         convert({"zz": 1}, Form)
     assert unknown.value.message == "Campo desconhecido: zz."

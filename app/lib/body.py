@@ -55,9 +55,17 @@ def decode(raw: bytes) -> Any:
 
 
 def field_of(error: msgspec.ValidationError) -> str | None:
-    """The field a msgspec validation error names (`$.campo` or `$.lista[0]`), if any."""
+    """The field a msgspec validation error names (`$.campo` or `$.lista[0]`; a missing
+    required field by its name), if any."""
     text = str(error)
-    return text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+    at = text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+    if text.startswith(_MISSING):
+        missing = text[len(_MISSING) :].split("`", 1)[0]
+        return f"{at}.{missing}" if at else missing
+    return at
+
+
+_MISSING = "Object missing required field `"
 
 
 def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:

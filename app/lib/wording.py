@@ -15,6 +15,11 @@ _TYPES = {
     "object": "um objeto",
     "array": "uma lista",
     "null": "nulo",
+    "date": "uma data (AAAA-MM-DD)",
+    "datetime": "uma data e hora (ISO 8601, como 2026-01-31T12:00:00Z)",
+    "time": "uma hora (HH:MM:SS)",
+    "uuid": "um UUID",
+    "decimal": "um número",
 }
 _BOUNDS = {">=": "no mínimo", "<=": "no máximo", ">": "maior que", "<": "menor que"}
 _UNITS = {"str": "caracteres", "array": "itens", "object": "campos"}

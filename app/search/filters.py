@@ -24,8 +24,6 @@ from app.search.categories import categories, category_clause
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_TEXT = 200
-MAX_LIST = len(codes.ADDRESS_UFS)
-"""Values of a comma-separated list filter: every UF and `EX`."""
 MAX_LIST_TEXT = 400
 """Characters of a comma-separated list filter: several times the longest full list (every UF
 and `EX`, 83 characters; every tax regime by its longest name, 71)."""
@@ -205,9 +203,12 @@ def _convert(data: dict[str, Any], strict: bool) -> Filtros:
 
 
 def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
+    """The codes of a comma-separated list of names or codes of `table` (at most as many
+    values as it has codes); a 400 naming `field` for an empty list or an unknown value."""
     values = [item for item in raw.split(",") if item.strip()]
-    if not values or len(values) > MAX_LIST:
-        raise bad(field, f"{field}: informe de 1 a {MAX_LIST} valores separados por vírgula.", raw)
+    most = len(set(table.values()))
+    if not values or len(values) > most:
+        raise bad(field, f"{field}: informe de 1 a {most} valores separados por vírgula.", raw)
     found = []
     for value in values:
         code = table.get(normalize(value)) or table.get(value.strip())
