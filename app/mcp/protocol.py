@@ -16,6 +16,9 @@ from typing import Any
 
 import msgspec
 
+from app.accounts.keys import redacted
+from app.lib.wording import invalid
+
 LATEST = "2025-11-25"
 BATCHING = "2025-03-26"
 """The revision whose clients may send a JSON array of messages (later ones may not); a
@@ -160,10 +163,12 @@ def _message(value: Any) -> Message:
         request_id = None
     try:
         message = msgspec.convert(value, Message)
-    except (msgspec.ValidationError, RecursionError):
+    except (msgspec.ValidationError, RecursionError) as error:
+        said = invalid(str(error)) + " " if isinstance(error, msgspec.ValidationError) else ""
         raise RpcError(
             INVALID_REQUEST,
-            "Invalid Request: esperado um objeto JSON-RPC 2.0 (jsonrpc, method, id, params).",
+            f"Invalid Request: {said}Esperado um objeto JSON-RPC 2.0 (jsonrpc, method, id, "
+            "params).",
             status=400,
             data={"id": request_id},
             request_id=request_id,
@@ -199,7 +204,10 @@ def succeeded(request_id: Id, value: Any) -> Reply:
 
 
 def failed(request_id: Id, failure: RpcError) -> Reply:
-    payload = ErrorObject(code=failure.code, message=failure.message, data=failure.data)
+    """The error reply; a key echoed from the caller's input is masked."""
+    payload = ErrorObject(
+        code=failure.code, message=redacted(failure.message), data=redacted(failure.data)
+    )
     return Reply(id=request_id, error=payload)
 
 

@@ -467,3 +467,21 @@ def test_batches_of_revision_2025_03_26(anonymous: httpx.Client, keyed: httpx.Cl
     assert "X-RateLimit-Remaining" in both.headers
     refused = anonymous.post("/mcp", json=[{**call, "id": 3}])  # no key: the error, in place
     assert refused.json()[0]["error"]["code"] == protocol.UNAUTHORIZED
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "said"),
+    [
+        ("params", [1], "Valor inválido em params: deve ser um objeto."),
+        ("method", 5, "Valor inválido em method: deve ser um texto."),
+        ("id", True, "Valor inválido em id: deve ser um número inteiro ou um texto."),
+        ("jsonrpc", 2.0, "Valor inválido em jsonrpc: deve ser um texto."),
+    ],
+)
+def test_malformed_member_named(
+    anonymous: httpx.Client, member: str, value: object, said: str
+) -> None:
+    """A message whose member has the wrong type says which member, and what it must be."""
+    message = {"jsonrpc": "2.0", "id": 7, "method": "ping", member: value}
+    body = _error(anonymous.post("/mcp", json=message), 400, protocol.INVALID_REQUEST)
+    assert body["error"]["message"].startswith(f"Invalid Request: {said} "), body
