@@ -14,6 +14,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from psycopg_pool import PoolTimeout
 
+from app.accounts.keys import redacted
 from app.lib.wording import invalid
 
 log = logging.getLogger("app.errors")
@@ -92,8 +93,9 @@ class UnavailableError(AppError):
 
 
 def error_body(status: int, message: str, details: Any = None) -> ErrorBody:
+    """The error body of `status`; a key echoed from the caller's input is masked."""
     phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
-    return ErrorBody(error=phrase, message=message, details=details)
+    return ErrorBody(error=phrase, message=redacted(message), details=redacted(details))
 
 
 def error_response(status: int, message: str, details: Any = None) -> Response[ErrorBody]:

@@ -13,11 +13,29 @@ import hashlib
 import hmac
 import re
 import secrets
+from typing import Any
 
 PREFIX = "cnpj"
 KEY_SHAPE = re.compile(r"cnpj_([0-9a-f]{8})_[A-Za-z0-9_-]{43}")
 CODE_DIGITS = 8
 MIN_SECRET = 32
+
+
+_ECHOED_KEY = re.compile(r"(cnpj_[0-9a-f]{8}_)[A-Za-z0-9_-]+")
+
+
+def redacted(value: Any) -> Any:
+    """`value` (a text, or the lists and objects of an error's details) with the secret part
+    of anything shaped like a key, whole or cut short, replaced by `***`: an error that echoes
+    the caller's input never returns a key sent in the wrong place (a parameter's name, an
+    argument)."""
+    if isinstance(value, str):
+        return _ECHOED_KEY.sub(r"\1***", value) if "cnpj_" in value else value
+    if isinstance(value, list):
+        return [redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {redacted(name): redacted(item) for name, item in value.items()}
+    return value
 
 
 def check_secret(secret: str) -> bytes:

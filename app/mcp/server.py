@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 from elasticsearch import ApiError, TransportError
 
+from app.accounts.keys import redacted
 from app.auth.gate import MISSING
 from app.auth.middleware import RequestAccess
 from app.context import Backends
@@ -120,7 +121,7 @@ def _tool_error(error: AppError, tool: str) -> dict[str, Any]:
         HTTPStatus.SERVICE_UNAVAILABLE: " Tente de novo em alguns segundos.",
     }.get(HTTPStatus(error.status), "")
     return {
-        "content": [{"type": "text", "text": f"{tool}: {error.message}{detail}{hint}"}],
+        "content": [{"type": "text", "text": redacted(f"{tool}: {error.message}{detail}{hint}")}],
         "isError": True,
     }
 

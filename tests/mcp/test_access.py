@@ -202,3 +202,32 @@ def test_batch_with_a_refused_key_refused_whole(mcp_server: Server, make_key: Ma
     assert answer.headers["WWW-Authenticate"] == "Bearer"
     body = answer.json()
     assert (body["id"], body["error"]["code"]) == (None, -32040)
+
+
+def test_a_key_sent_in_the_wrong_place_is_never_echoed(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    """A key pasted where a name or a value goes (a query parameter's name, a method, a tool's
+    argument) is refused as that input is, and the refusal shows only its public id."""
+    key = make_key()
+    secret = key.key.rsplit("_", 1)[1]
+    masked = f"cnpj_{key.key_id}_***"
+    with mcp_server.client(headers=key.headers) as client:
+        answers = [
+            client.get(f"/v1/cnpj/{SAMPLE_CNPJ}", params={key.key: "1"}),
+            client.get("/v1/search", params={"q": "ione", "uf": key.key}),
+            rpc(client, key.key),
+            rpc(client, "tools/call", {"name": "consultar_cnpj", "arguments": {"cnpj": key.key}}),
+            rpc(
+                client,
+                "tools/call",
+                {"name": "consultar_cnpj", "arguments": {"cnpj": key.key[:40]}},
+            ),
+        ]
+    for answer in answers:
+        assert secret[:20] not in answer.text, answer.text  # the whole secret, or its start
+    assert [a.status_code for a in answers[:2]] == [400, 400]
+    assert masked in answers[0].json()["message"]
+    assert masked in answers[2].json()["error"]["message"]
+    tool = answers[3].json()["result"]
+    assert tool["isError"] is True
