@@ -21,6 +21,8 @@ _UF_NAMES = {"uf"}
 _CNAE_NAMES = {"cnae", "codigo", "segmento"}
 _CITY_NAMES = {"cidade", "municipio"}
 _SCOPES = ("municipio", "uf", "brasil")
+_SECTIONS = frozenset("ABCDEFGHIJKLMNOPQRSTU")
+"""The sections of CNAE 2.3, the letters `service://cnaes/{codigo}` reads."""
 
 
 def _known_arguments(ref: dict[str, Any]) -> set[str]:
@@ -41,6 +43,8 @@ def _known_arguments(ref: dict[str, Any]) -> set[str]:
 async def _values(backends: Backends, name: str, value: str, context: dict[str, Any]) -> list[str]:
     if name in _UF_NAMES:
         typed = normalize(value)
+        if value.strip() and not typed:  # typed something, but nothing a UF could start with
+            return []
         return [
             uf for uf in codes.UFS
             if uf.lower().startswith(typed) or normalize(codes.UF_NOMES[uf]).startswith(typed)
@@ -49,6 +53,9 @@ async def _values(backends: Backends, name: str, value: str, context: dict[str, 
         return [scope for scope in _SCOPES if scope.startswith(value.lower())]
     if not value.strip():
         return []
+    if name == "codigo" and len(value.strip()) == 1 and value.strip().isalpha():
+        section = value.strip().upper()  # a section of the resource template
+        return [section] if section in _SECTIONS else []
     if name in _CNAE_NAMES:
         found = await search_cnaes(backends, BuscaCnae(query=value, limit=20))
         if name == "segmento":

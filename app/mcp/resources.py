@@ -156,8 +156,10 @@ async def _render_cnae(catalog: Catalog, code: str) -> bytes:
     items = await catalog("cnae", CnaeItem)
     if wanted.isalpha() and len(wanted) == 1:
         found = [i for i in items if i.hierarquia.secao and i.hierarquia.secao.codigo == wanted]
+    elif wanted.isdigit() and 2 <= len(wanted) <= 7:  # a division (2 digits) to a subclass (7)
+        found = [i for i in items if i.codigo.startswith(wanted)]
     else:
-        found = [i for i in items if i.codigo.startswith(wanted)] if wanted.isdigit() else []
+        found = []
     if not found:
         raise RpcError(
             RESOURCE_NOT_FOUND, f"CNAE desconhecido: {code[:16]}.", data={"codigo": code[:16]}

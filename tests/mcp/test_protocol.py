@@ -144,6 +144,9 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         200,
         protocol.RESOURCE_NOT_FOUND,
     )
+    for code in ("5", "56112011", "5a"):  # a CNAE code has 2 to 7 digits, or is a section
+        _error(rpc(anonymous, "resources/read", {"uri": f"service://cnaes/{code}"}), 200,
+               protocol.RESOURCE_NOT_FOUND)  # fmt: skip
     _error(rpc(anonymous, "prompts/get", {"name": "nope"}), 200, protocol.INVALID_PARAMS)
     for nameless in ({}, {"name": None}, {"name": 7}):
         answer = _error(rpc(anonymous, "prompts/get", nameless), 200, protocol.INVALID_PARAMS)

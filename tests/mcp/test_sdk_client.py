@@ -210,6 +210,18 @@ def test_sdk_gets_every_prompt_and_completes_arguments(mcp_server: Server) -> No
                         {"name": "codigo", "value": "4721"},
                     )
                 ).completion.values,
+                "template-section": (
+                    await client.complete(
+                        ResourceTemplateReference(uri="service://cnaes/{codigo}"),
+                        {"name": "codigo", "value": "i"},
+                    )
+                ).completion.values,
+                "template-uf-nothing": (
+                    await client.complete(
+                        ResourceTemplateReference(uri="service://municipios/{uf}"),
+                        {"name": "uf", "value": "\x00"},
+                    )
+                ).completion.values,
             }
             return listed, texts, completions
 
@@ -224,3 +236,5 @@ def test_sdk_gets_every_prompt_and_completes_arguments(mcp_server: Server) -> No
     assert completions["cidade"][0] == "Curitiba"
     assert set(completions["template-uf"]) == {"SC", "SE", "SP"}
     assert completions["template-cnae"][0].startswith("4721-")
+    assert completions["template-section"] == ["I"]  # a section, as the template reads it
+    assert completions["template-uf-nothing"] == []
