@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import msgspec
 import psycopg
@@ -76,12 +76,20 @@ def text(value: str, limit: int) -> str:
     return value[:limit].replace("\x00", "\ufffd").encode("utf-8", "replace").decode()
 
 
+def _has_key(text: str) -> bool:
+    return "cnpj_" in text and keys.KEY_SHAPE.search(text) is not None
+
+
 def bearer(scope: Scope) -> str | None:
     """The key of `Authorization: Bearer <key>`, None without that header; 401 for a key sent
-    anywhere else or an Authorization header of another shape."""
-    query = {name.lower() for name, _ in parse_qsl(scope["query_string"].decode("latin-1"))}
+    anywhere else (a query parameter of a key's name, a key in the path or the query string,
+    another header) or an Authorization header of another shape."""
+    raw_query = scope["query_string"].decode("latin-1")
+    query = {name.lower() for name, _ in parse_qsl(raw_query)}
     headers = Headers.from_scope(scope)
     if query & STRAY_QUERY or any(name in headers for name in STRAY_HEADERS):
+        raise UnauthorizedError(ELSEWHERE)
+    if _has_key(scope["path"]) or _has_key(unquote(raw_query)):
         raise UnauthorizedError(ELSEWHERE)
     values = headers.getall("authorization", [])
     if not values:
@@ -304,9 +312,9 @@ class Gate:
             Entrada(
                 chave_id=caller.identity.key_id,
                 metodo=metodo,
-                rota=text(rota, MAX_PATH),
+                rota=text(keys.redacted(rota), MAX_PATH),
                 operacao=operacao,
-                caminho=text(caminho, MAX_PATH),
+                caminho=text(keys.redacted(caminho), MAX_PATH),
                 ip=caller.ip,
                 user_agent=caller.user_agent,
                 status=status,

@@ -40,6 +40,17 @@ def test_key_outside_bearer_header_401(api_server: Server, make_key: MakeKey) ->
         # Even next to a right Bearer header, a copy in the URL is refused.
         response = client.get(PROTECTED, params={"api_key": key}, headers=_bearer(key))
         assert_unauthorized(response, key)
+    # In the path or as any query value (pasted where a CNPJ or a name goes), with or without a
+    # header, on a route open to callers without a key too: refused, not echoed.
+    with api_server.client("127.3.0.1", headers={}) as client:  # a refusal window of its own
+        for path, params in (
+            (f"/v1/cnpj/validar/{key}", {}),
+            (f"/v1/cnpj/{key}", {}),
+            ("/v1/search", {"q": key}),
+            ("/v1/nome", {"nome": f"x {key}"}),
+        ):
+            for headers in ({}, _bearer(key)):
+                assert_unauthorized(client.get(path, params=params, headers=headers), key)
 
 
 def _bearer(key: str) -> dict[str, str]:
