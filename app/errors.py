@@ -140,6 +140,7 @@ _FRAMEWORK = {
     413: "Corpo da requisição grande demais.",
 }
 _UNKNOWN_FIELD = "Object contains unknown field `"
+_MISSING_FIELD = "Object missing required field `"
 
 
 def _shown_path(request: Request[Any, Any, Any]) -> str:
@@ -157,6 +158,9 @@ def _validation(extra: Any) -> tuple[str, Any]:
     whole_body = first.get("source") == "body" and key in (None, "data")
     if whole_body and text == "'data'":
         return "Corpo ausente: envie um objeto JSON.", None
+    if text.startswith(_MISSING_FIELD):
+        field = text[len(_MISSING_FIELD) :].split("`", 1)[0]
+        return invalid(text), {"campo": field}
     if text.startswith(_UNKNOWN_FIELD):
         field = text[len(_UNKNOWN_FIELD) :].split("`", 1)[0]
         return f"Campo desconhecido: {field}.", {"campo": field}

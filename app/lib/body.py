@@ -9,6 +9,7 @@ declare `data: JSONBody[...]`) go through the same reader. Sizes are capped befo
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 import msgspec
@@ -42,12 +43,40 @@ async def json_bytes(request: Request[Any, Any, Any]) -> bytes:
     return raw
 
 
+_SYNTAX = {
+    "Input data was truncated": "o JSON termina antes do fim (corpo vazio ou cortado)",
+    "trailing characters": "há texto depois do fim do JSON",
+    "invalid character": "caractere inesperado (NaN, Infinity, BOM e aspas simples não são JSON)",
+    "expected ':'": "falta ':' depois do nome de um campo",
+    "trailing comma in array": "vírgula sobrando no fim de uma lista",
+    "trailing comma in object": "vírgula sobrando no fim de um objeto",
+    "invalid escape character in string": "escape inválido num texto",
+    "Number out of range": "número fora do intervalo representável",
+}
+_BYTE = re.compile(r"\(byte (\d+)\)")
+
+
+def _syntax(text: str) -> str:
+    """msgspec's reason for bytes that are not JSON in the users' words, with its position."""
+    reason = text.removeprefix("JSON is malformed: ").split(" - at ", 1)[0]
+    at = _BYTE.search(reason)
+    bare = _BYTE.sub("", reason).strip()
+    said = _SYNTAX.get(bare) or (
+        "esperado " + bare.removeprefix("expected ").replace(" or ", " ou ")
+        if bare.startswith("expected ")
+        else bare
+    )
+    return f"{said} (byte {at[1]})." if at else f"{said}."
+
+
 def decode(raw: bytes) -> Any:
     """Any JSON value; 400 for bytes that are not JSON (bad syntax, bad UTF-8, too deep)."""
+    if not raw.strip():
+        raise BadRequestError("Corpo ausente: envie um JSON.")
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError as error:
-        raise BadRequestError(f"Corpo JSON inválido: {error}") from None
+        raise BadRequestError(f"Corpo JSON inválido: {_syntax(str(error))}") from None
     except UnicodeDecodeError:
         raise BadRequestError("Corpo JSON inválido: o texto não é UTF-8 válido.") from None
     except RecursionError:

@@ -142,6 +142,14 @@ def test_body_as_json_any_spelling_reaches_the_route(
          "Valor inválido em allowlist[1]: deve ser um texto.", {"campo": "allowlist[1]"}),
         ("POST", "/v1/me/chaves", b'{"rotulo": "x", "sobra": 1}',
          "Campo desconhecido: sobra.", {"campo": "sobra"}),
+        ("POST", "/v1/me/chaves", b"{}", "Campo obrigatório ausente: rotulo.", {"campo": "rotulo"}),
+        ("POST", "/v1/cnpj/lote", b"", "Corpo ausente: envie um JSON.", None),
+        ("POST", "/v1/cnpj/lote", b'["33683111000280"] xx',
+         "Corpo JSON inválido: há texto depois do fim do JSON (byte 20).", None),
+        ("POST", "/v1/cnpj/lote", b"[1 2]", "Corpo JSON inválido: esperado ',' ou ']' (byte 3).",
+         None),
+        ("POST", "/v1/seek", b'{"capital_min": 1e400}',
+         "Corpo JSON inválido: número fora do intervalo representável.", None),
     ],
 )  # fmt: skip
 def test_body_refused_by_type_in_the_service_words(
