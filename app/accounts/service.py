@@ -102,13 +102,26 @@ def parse_allowlist(values: list[str]) -> list[Network]:
         try:
             if "%" in value:  # an IPv6 zone (fe80::1%eth0) names a local interface, not a network
                 raise ValueError(value)
-            networks.append(ipaddress.ip_network(value.strip()))
+            networks.append(_as_callers_are(ipaddress.ip_network(value.strip())))
         except ValueError:
             raise BadRequestError(
                 "Rede inválida na allowlist: use CIDR (203.0.113.0/24) ou um endereço.",
                 details={"invalida": value[:100]},
             ) from None
-    return networks
+    return list(dict.fromkeys(networks))  # each network once, in the order given
+
+
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+
+
+def _as_callers_are(network: Network) -> Network:
+    """An IPv4-mapped IPv6 network (`::ffff:127.0.0.1`) as its IPv4 network: callers' addresses
+    are normalised that way (`app/auth/address.py`), so the mapped form could never match."""
+    if isinstance(network, ipaddress.IPv6Network) and network.subnet_of(_MAPPED):
+        mapped = network.network_address.ipv4_mapped
+        assert mapped is not None  # inside ::ffff:0:0/96
+        return ipaddress.IPv4Network((mapped, network.prefixlen - 96))
+    return network
 
 
 async def issue_key(

@@ -236,3 +236,17 @@ def test_options_needs_no_key_and_shows_no_data(api_server: Server) -> None:
     assert response.status_code == 204, response.text
     assert "GET" in response.headers["Allow"]
     assert response.content == b""
+
+
+def test_allowlist_in_ipv4_mapped_form_matches_ipv4_callers(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """Callers reaching an IPv4 address are counted as IPv4, so an entry written in the
+    IPv4-mapped IPv6 form is kept as its IPv4 network (once, however often it is given)."""
+    owner = make_key()
+    mapped = ["::ffff:127.0.0.1", "::ffff:127.0.0.0/104", "127.0.0.1"]
+    with api_server.client(headers=_bearer(owner.key)) as client:
+        created = client.post(PROTECTED, json={"rotulo": "mapeado", "allowlist": mapped})
+        assert created.status_code == 201, created.text
+        assert created.json()["chave"]["allowlist"] == ["127.0.0.1/32", "127.0.0.0/8"]
+        assert client.get(VALIDATE, headers=_bearer(created.json()["api_key"])).status_code == 200
