@@ -17,7 +17,7 @@ from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
-from app.domain.text import digits, normalize
+from app.domain.text import digits, is_code, normalize
 from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body
 from app.lib.operations import Custo, Operacao
@@ -132,8 +132,8 @@ def city_query(raw: str, uf: str | None) -> dict[str, Any]:
             raise bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
         filters.append({"term": {"uf": uf.strip().upper()}})
     value = raw.strip()
-    if value.isdigit():
-        if len(value) not in (4, 7):
+    if value.isdigit():  # any digits: only a code of 4 or 7 ASCII digits is one
+        if len(value) not in (4, 7) or not is_code(value):
             raise bad("query", "query: nome, código da Receita (4) ou do IBGE (7).", raw)
         field = "codigo" if len(value) == 4 else "codigo_ibge"
         terms = [{"term": {"tipo": "municipio"}}, {"term": {field: value}}, *filters]

@@ -160,6 +160,12 @@ def _normalize_name(text: str) -> str:
     return " ".join(name_tokens(text))
 
 
+def is_code(text: str) -> bool:
+    """Whether `text` is only ASCII digits (and not empty): `str.isdigit` also takes ², ٤ and
+    full-width digits, which no code of Receita or IBGE is written with."""
+    return text.isascii() and text.isdigit()
+
+
 def digits(text: str) -> str:
     """Only the ASCII digits of `text` (phones, CEP, codes)."""
     return "".join(char for char in text if "0" <= char <= "9")

@@ -15,7 +15,7 @@ import msgspec
 
 from app.catalog.service import BuscaCnae, search_cnaes
 from app.context import Backends
-from app.domain.text import digits, tokens
+from app.domain.text import digits, is_code, tokens
 from app.errors import BadRequestError
 from app.leads import objective, score
 from app.leads.vocabulary import stem, vocabulary
@@ -310,7 +310,7 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         segments.append(SegmentoLido(segmento=None, nome="CNAE", cnaes=codes_, origem="cnae"))
     if filtros.cnae_grupo is not None:
         group = filtros.cnae_grupo.strip()
-        if not (len(group) == 2 and group.isdigit()):
+        if not (len(group) == 2 and is_code(group)):
             raise _bad("cnae_grupo", "cnae_grupo: divisão CNAE de 2 dígitos (56, 62...).", group)
         segments.append(
             SegmentoLido(segmento=None, nome=f"Divisão {group}", cnaes=[group], origem="cnae_grupo")

@@ -17,7 +17,7 @@ import msgspec
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, ReferenciaItem, catalog_name
-from app.domain.text import normalize
+from app.domain.text import is_code, normalize
 from app.lib.elastic import body, decoder
 from app.mcp.protocol import RESOURCE_NOT_FOUND, RpcError
 
@@ -156,7 +156,7 @@ async def _render_cnae(catalog: Catalog, code: str) -> bytes:
     items = await catalog("cnae", CnaeItem)
     if wanted.isalpha() and len(wanted) == 1:
         found = [i for i in items if i.hierarquia.secao and i.hierarquia.secao.codigo == wanted]
-    elif wanted.isdigit() and 2 <= len(wanted) <= 7:  # a division (2 digits) to a subclass (7)
+    elif is_code(wanted) and 2 <= len(wanted) <= 7:  # a division (2 digits) to a subclass (7)
         found = [i for i in items if i.codigo.startswith(wanted)]
     else:
         found = []

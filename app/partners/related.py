@@ -16,7 +16,7 @@ from app.context import Backends
 from app.domain import cnpj
 from app.domain.record import Socio
 from app.domain.summary import Resumo, resumo
-from app.domain.text import normalize_name, partner_key
+from app.domain.text import is_code, normalize_name, partner_key
 from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
@@ -104,9 +104,9 @@ def masked_document(raw: str) -> str:
     if _MASKED.fullmatch(value):
         return value
     digits = re.sub(r"[.\-/\s]", "", value).upper()
-    if digits.isdigit() and len(digits) == 11:
+    if is_code(digits) and len(digits) == 11:
         return f"***{digits[3:9]}**"
-    if digits.isdigit() and len(digits) == 6:
+    if is_code(digits) and len(digits) == 6:
         return f"***{digits}**"
     if cnpj.check(digits).valid:
         return digits
@@ -129,7 +129,7 @@ def check_filters(entrada: BuscaSocios) -> Filtros:
     if name is None and doc is None:
         raise BadRequestError("Informe nome e/ou doc do sócio.")
     if idade is not None:
-        if not (len(idade) == 1 and idade.isdigit()):
+        if not (len(idade) == 1 and is_code(idade)):
             raise BadRequestError("idade é a faixa etária da Receita, de 0 a 9.", {"idade": idade})
         if name is None:
             raise BadRequestError("idade filtra junto com nome.")

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import msgspec
 
 from app.domain import codes
-from app.domain.text import digits, normalize
+from app.domain.text import digits, is_code, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
@@ -248,9 +248,14 @@ def cnae_clause(raw: str, secondary: bool, field: str = "cnae") -> dict[str, Any
     return {"term": {level: code}}
 
 
+_PHONE_PUNCTUATION = frozenset(" ()-.")
+"""What people write around a phone's digits: `(11) 3041-6395`."""
+
+
 def _phone_clause(raw: str) -> dict[str, Any]:
     number = digits(raw)
-    if len(number) not in (8, 9, 10, 11) or len(raw) > 32:
+    stray = any(not ("0" <= char <= "9" or char in _PHONE_PUNCTUATION) for char in raw)
+    if stray or len(number) not in (8, 9, 10, 11) or len(raw) > 32:
         raise bad("telefone", "telefone: 8 ou 9 dígitos, com ou sem o DDD na frente.", raw)
     if len(number) >= 10:
         return {
@@ -266,11 +271,11 @@ def _phone_clause(raw: str) -> dict[str, Any]:
 
 def _municipio_clause(raw: str) -> dict[str, Any]:
     value = raw.strip()
-    if value.isdigit() and len(value) in (4, 7):
+    if is_code(value) and len(value) in (4, 7):
         field = "endereco.municipio.codigo" if len(value) == 4 else "endereco.municipio.codigo_ibge"
         return {"term": {field: value}}
     words = normalize(value)
-    if not words or len(value) > 100:
+    if not words or len(value) > 100 or value.isdigit():  # digits, but not a code
         raise bad("municipio", "municipio: nome, código da Receita (4) ou do IBGE (7).", raw)
     return {"match": {"busca.municipio": {"query": words, "operator": "and"}}}
 
@@ -329,7 +334,7 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
             raise bad("cep", message, filters.cep)
         found.append({"term" if len(cep) == 8 else "prefix": {"endereco.cep": cep}})
     if filters.ddd is not None:
-        if not (len(filters.ddd) == 2 and filters.ddd.isdigit()):
+        if not (len(filters.ddd) == 2 and is_code(filters.ddd)):
             raise bad("ddd", "ddd: 2 dígitos.", filters.ddd)
         found.append({"term": {"contato.telefones.ddd": filters.ddd}})
     capital = _range("capital_social", filters.capital_min, filters.capital_max, "capital_min")

@@ -238,3 +238,11 @@ def test_segments_of_a_term_no_activity_matches_are_empty(api: httpx.Client) -> 
     answer = api.get("/v1/segmentos", params={"termo": "xyzzy quux"})
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"] == []
+
+
+@pytest.mark.parametrize("query", ["٧١٠٧", "²³¹¹", "12345"])
+def test_city_search_by_other_digits_or_lengths_refused(api: httpx.Client, query: str) -> None:
+    """A city's code is 4 or 7 ASCII digits; other digits are no name to search either."""
+    response = api.get("/search/cidade", params={"query": query})
+    assert response.status_code == 400, response.text
+    assert response.json()["details"]["campo"] == "query"

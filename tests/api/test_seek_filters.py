@@ -155,3 +155,32 @@ def test_seek_com_telefone_false_is_the_complement(api: httpx.Client) -> None:
         r["contato"]["disponibilidade"]["telefone"] for r in _records(api, without[:200])
     )
     assert yes + no == everything
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"ddd": "²³"}, "ddd"),  # superscript digits: `str.isdigit` takes them, no code has them
+        ({"ddd": "٤٧"}, "ddd"),
+        ({"municipio": "١٢٣٤"}, "municipio"),
+        ({"municipio": "12345"}, "municipio"),  # digits, but neither a Receita nor an IBGE code
+        ({"telefone": "abc30416395xyz"}, "telefone"),
+        ({"telefone": "\uff14730416395"}, "telefone"),  # a full-width 4
+    ],
+)
+def test_seek_codes_of_other_digits_or_lengths_refused(
+    api: httpx.Client, params: dict[str, str], field: str
+) -> None:
+    """Codes are ASCII digits of their own lengths: anything else is a 400 naming the field,
+    never a search for something else (a phone without its letters, a town named `12345`)."""
+    response = api.get("/v1/seek", params=params)
+    assert response.status_code == 400, response.text
+    assert response.json()["details"]["campo"] == field
+
+
+def test_seek_phone_written_with_punctuation_found_as_digits(api: httpx.Client) -> None:
+    ddd, number = PHONE
+    found = _all(api, {"telefone": ddd + number})
+    assert found[1] > 0
+    written = f"({ddd}) {number[:-4]}-{number[-4:]}" if ddd else f"{number[:-4]}-{number[-4:]}"
+    assert _all(api, {"telefone": written}) == found
