@@ -23,7 +23,15 @@ async def reject_unknown_query(
         raise UnauthorizedError(ELSEWHERE)  # a key in the URL, on any route
     unknown = sorted(given - allowed)
     if unknown:
+        shown = [name[:MAX_NAME] for name in unknown[:MAX_SHOWN]]
+        more = f" e mais {len(unknown) - MAX_SHOWN}" if len(unknown) > MAX_SHOWN else ""
         raise BadRequestError(
-            f"Parâmetro(s) desconhecido(s): {', '.join(unknown)}.",
-            details={"desconhecidos": unknown, "aceitos": sorted(allowed)},
+            f"Parâmetro(s) desconhecido(s): {', '.join(shown)}{more}.",
+            details={"desconhecidos": shown, "aceitos": sorted(allowed)},
         )
+
+
+MAX_SHOWN = 10
+"""Unknown parameters a refusal names (the rest are counted): a URL of hundreds of them is not
+answered back in full."""
+MAX_NAME = 64

@@ -30,6 +30,8 @@ _BOUND = re.compile(r"Expected `(?:int|float)` (?P<op>[<>]=?) (?P<n>[-\d.]+)")
 _TYPE = re.compile(r"Expected `(?P<esperado>[^`]+)`, got `(?P<veio>[^`]+)`")
 _PATTERN = re.compile(r"Expected `str` matching regex")
 _ENUM = re.compile(r"Invalid enum value (?P<valor>.+)")
+_FREE_TEXT = re.compile(r"regex '\^\[\^\\\\x00-\\\\x1f\\\\x7f\][*+]\$'")
+"""The pattern of free text (anything but control characters), as msgspec quotes it."""
 _MISSING = re.compile(r"Object missing required field `(?P<campo>[^`]+)`")
 _DATE = re.compile(r"Invalid RFC3339 encoded (?P<tipo>date|datetime|time)")
 
@@ -55,7 +57,7 @@ def _reason(text: str) -> str:
     if found := _TYPE.fullmatch(text):
         return f"deve ser {_kind(found['esperado'])}"
     if _PATTERN.match(text):
-        if r"\\x00-\\x1f" in text:  # free text's pattern (msgspec doubles its backslashes)
+        if _FREE_TEXT.search(text):  # free text's pattern (msgspec doubles its backslashes)
             return "não pode ter caracteres de controle (como NUL ou quebras de linha)"
         return "formato inválido"
     if found := _ENUM.fullmatch(text):

@@ -239,3 +239,14 @@ def test_partners_related_capped_at_fifty(make_key: MakeKey, capped_server: Serv
     assert len(body["relacionadas"]) == 50
     listed = [r["cnpj"] for r in body["relacionadas"]]
     assert listed == sorted(CAPPED[1:])[:50]
+
+
+def test_hundreds_of_unknown_parameters_named_in_part(api: httpx.Client) -> None:
+    """A refusal names the first unknown parameters and counts the rest, each name cut short."""
+    params = {f"p{n:03d}" + "x" * 100: "1" for n in range(300)}
+    response = api.get("/v1/search", params={"q": "padaria", **params})
+    assert response.status_code == 400, response.text[:300]
+    body = response.json()
+    assert len(body["details"]["desconhecidos"]) == 10
+    assert all(len(name) == 64 for name in body["details"]["desconhecidos"])
+    assert body["message"].endswith(" e mais 290.")

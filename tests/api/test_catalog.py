@@ -246,3 +246,13 @@ def test_city_search_by_other_digits_or_lengths_refused(api: httpx.Client, query
     response = api.get("/search/cidade", params={"query": query})
     assert response.status_code == 400, response.text
     assert response.json()["details"]["campo"] == "query"
+
+
+@pytest.mark.parametrize("path", ["/v1/segmentos", "/v1/mercado"])
+def test_market_uf_read_in_any_case(api: httpx.Client, path: str) -> None:
+    """`uf=sp` is `uf=SP` here as on every other filter of the service."""
+    name = "termo" if path.endswith("segmentos") else "segmento"
+    upper = api.get(path, params={name: "56", "uf": "SP"})
+    lower = api.get(path, params={name: "56", "uf": " sp"})
+    assert upper.status_code == lower.status_code == 200, lower.text
+    assert lower.json() == upper.json()
