@@ -14,6 +14,7 @@ from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components
+from litestar.routes import HTTPRoute
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -214,4 +215,9 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
     document_queries(app)
     document_bodies(app)
     document_cnpj_paths(app)
+    app.state.allow = {
+        route.path_format: ", ".join(sorted(route.methods))
+        for route in app.routes
+        if isinstance(route, HTTPRoute)
+    }
     return app

@@ -85,6 +85,25 @@ class RequestAccess:
             await self.admit(extra)
 
 
+def _allowing(scope: Scope, send: Send) -> Send:
+    """`send` with the `Allow` of an OPTIONS answer listing every method of the path: Litestar
+    builds it from the route as it stood when its first handler was added, so a path with GET
+    and POST in two handlers would list only one of them (`Litestar.state.allow`)."""
+    allowed: str | None = (
+        scope["litestar_app"].state.get("allow", {}).get(scope.get("path_template"))
+    )
+    if allowed is None:
+        return send
+
+    async def send_with_allow(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableScopeHeaders.from_message(message)
+            headers["allow"] = allowed
+        await send(message)
+
+    return send_with_allow
+
+
 def access(request: Request[Any, Any, Any]) -> RequestAccess | None:
     """The request's access state; None in an app built without the access layer."""
     found: RequestAccess | None = request.scope.get("state", {}).get(STATE_KEY)
@@ -98,7 +117,10 @@ class AccessMiddleware(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         opt = scope["route_handler"].opt
         kind = Access(opt.get("access", Access.PROTECTED))
-        if kind is Access.OPEN or scope.get("method") == "OPTIONS":  # the methods allowed, no data
+        if scope.get("method") == "OPTIONS":  # the methods allowed, no data: no key needed
+            await next_app(scope, receive, _allowing(scope, send))
+            return
+        if kind is Access.OPEN:
             await next_app(scope, receive, send)
             return
         gate: Gate = scope["litestar_app"].state.gate

@@ -231,11 +231,19 @@ def test_ipv6_allowlist_checked_on_ipv6_and_ipv4_callers(
 
 
 def test_options_needs_no_key_and_shows_no_data(api_server: Server) -> None:
+    """OPTIONS lists every method of the path, the same list a 405 gives, even where GET and
+    POST are two handlers (`/v1/search`, the keys, the monitors)."""
+    paths = (PROTECTED, "/v1/search", "/v1/seek", "/v1/me/monitoramentos", VALIDATE, "/v1/status")
     with api_server.client(headers={}) as client:
-        response = client.options(PROTECTED)
-    assert response.status_code == 204, response.text
-    assert "GET" in response.headers["Allow"]
-    assert response.content == b""
+        for path in paths:
+            response = client.options(path)
+            assert response.status_code == 204, response.text
+            assert response.content == b""
+            refused = client.request("TRACE", path)
+            assert refused.status_code == 405, refused.text
+            allowed = set(response.headers["Allow"].split(", "))
+            assert allowed == set(refused.headers["Allow"].split(", ")), path
+        assert set(client.options(PROTECTED).headers["Allow"].split(", ")) >= {"GET", "POST"}
 
 
 def test_allowlist_in_ipv4_mapped_form_matches_ipv4_callers(
