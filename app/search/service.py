@@ -170,8 +170,13 @@ def _shown(shown: dict[str, Any], etapa: Etapa) -> dict[str, Any]:
 
 
 def _digest(mode: Modo, shown: dict[str, Any], etapa: Etapa) -> str:
-    """The request a cursor is bound to: the route, the filters and the pass."""
-    return paging.digest({"route": mode.value, **_shown(shown, etapa), "etapa": etapa.value})
+    """The request a cursor is bound to: the route, the filters (in any case and spacing, as
+    they are read: `uf=sp` pages `uf=SP`) and the pass."""
+    filters = {
+        name: " ".join(value.split()).casefold() if isinstance(value, str) else value
+        for name, value in _shown(shown, etapa).items()
+    }
+    return paging.digest({"route": mode.value, **filters, "etapa": etapa.value})
 
 
 def _made_by(

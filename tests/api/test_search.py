@@ -261,6 +261,20 @@ def test_cursor_tampered_or_reused_with_other_filters(api: httpx.Client) -> None
         assert response.json()["details"]["campo"] == "cursor"
 
 
+def test_cursor_pages_the_same_filters_in_any_case_or_spacing(api: httpx.Client) -> None:
+    """A filter is read in any case (`uf=sp` is `uf=SP`): the next page of the same search
+    takes its cursor whichever way the client writes the filters."""
+    first = api.get("/seek", params={"uf": "SP", "limit": "2"}).json()
+    second = api.get("/seek", params={"uf": "SP", "limit": "2", "cursor": first["next_cursor"]})
+    again = api.get("/seek", params={"uf": " sp", "limit": "2", "cursor": first["next_cursor"]})
+    assert again.status_code == 200, again.text
+    assert again.json()["data"] == second.json()["data"]
+    words = api.get("/v1/search", params={"q": "mercado", "limit": "2"}).json()
+    shouted = api.get("/v1/search", params={"q": " MERCADO ", "limit": "2",
+                                             "cursor": words["next_cursor"]})  # fmt: skip
+    assert shouted.status_code == 200, shouted.text
+
+
 def test_cursor_survives_release_swap(
     load: Loader, new_alias: Callable[[], str], tmp_path: Path
 ) -> None:
