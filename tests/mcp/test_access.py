@@ -207,8 +207,9 @@ def test_batch_with_a_refused_key_refused_whole(mcp_server: Server, make_key: Ma
 def test_a_key_sent_in_the_wrong_place_is_never_echoed(
     mcp_server: Server, make_key: MakeKey
 ) -> None:
-    """A key pasted where a name or a value goes (a query parameter's name, a method, a tool's
-    argument) is refused as that input is, and the refusal shows only its public id."""
+    """A key pasted where a name or a value goes is never answered back: in the URL (a query
+    parameter's name or value) it is a misplaced key, 401; in a JSON-RPC method or a tool's
+    argument it is refused as that input is, and the refusal shows only its public id."""
     key = make_key()
     secret = key.key.rsplit("_", 1)[1]
     masked = f"cnpj_{key.key_id}_***"
@@ -226,8 +227,7 @@ def test_a_key_sent_in_the_wrong_place_is_never_echoed(
         ]
     for answer in answers:
         assert secret[:20] not in answer.text, answer.text  # the whole secret, or its start
-    assert [a.status_code for a in answers[:2]] == [400, 400]
-    assert masked in answers[0].json()["message"]
+    assert [a.status_code for a in answers[:2]] == [401, 401]  # in the URL: a misplaced key
     assert masked in answers[2].json()["error"]["message"]
     tool = answers[3].json()["result"]
     assert tool["isError"] is True
