@@ -112,7 +112,7 @@ def masked_document(raw: str) -> str:
         return digits
     raise BadRequestError(
         "doc deve ser um CPF (11 dígitos, os 6 do meio ou ***NNNNNN**) ou um CNPJ válido.",
-        details={"doc": raw[:64]},
+        details={"campo": "doc", "valor": raw[:64]},
     )
 
 
@@ -120,19 +120,24 @@ def check_filters(entrada: BuscaSocios) -> Filtros:
     """The filters, checked: lengths first (before any normalisation), then shapes."""
     nome, doc, idade = entrada.nome, entrada.doc, entrada.idade
     if nome is not None and len(nome) > MAX_NAME:
-        raise BadRequestError(f"nome: no máximo {MAX_NAME} caracteres.", {"nome": len(nome)})
+        raise BadRequestError(f"nome: no máximo {MAX_NAME} caracteres.", {"campo": "nome"})
     if doc is not None and len(doc) > MAX_DOC:
-        raise BadRequestError(f"doc: no máximo {MAX_DOC} caracteres.", {"doc": len(doc)})
+        raise BadRequestError(f"doc: no máximo {MAX_DOC} caracteres.", {"campo": "doc"})
     name = normalize_name(nome or "") or None
     if nome is not None and name is None:
-        raise BadRequestError("nome não tem letras nem algarismos.", details={"nome": nome[:64]})
+        raise BadRequestError(
+            "nome: sem letras nem algarismos além de sufixos como LTDA ou ME.",
+            details={"campo": "nome", "valor": nome[:64]},
+        )
     if name is None and doc is None:
-        raise BadRequestError("Informe nome e/ou doc do sócio.")
+        raise BadRequestError("Informe nome e/ou doc do sócio.", {"campo": "nome"})
     if idade is not None:
         if not (len(idade) == 1 and is_code(idade)):
-            raise BadRequestError("idade é a faixa etária da Receita, de 0 a 9.", {"idade": idade})
+            raise BadRequestError(
+                "idade é a faixa etária da Receita, de 0 a 9.", {"campo": "idade", "valor": idade}
+            )
         if name is None:
-            raise BadRequestError("idade filtra junto com nome.")
+            raise BadRequestError("idade filtra junto com nome.", {"campo": "idade"})
     return Filtros(nome=name, doc=masked_document(doc) if doc is not None else None, idade=idade)
 
 

@@ -50,7 +50,8 @@ def parse_uf(raw: str | None) -> str | None:
     uf = raw.strip().upper()
     if uf not in UFS:
         raise BadRequestError(
-            "UF inválida: use uma das 27 siglas (AC ... TO).", details={"uf": raw[:16]}
+            "UF inválida: use uma das 27 siglas (AC ... TO).",
+            details={"campo": "uf", "valor": raw[:16]},
         )
     return uf
 

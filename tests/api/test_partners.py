@@ -127,24 +127,34 @@ def test_related_filters(
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "field"),
     [
-        {},
-        {"idade": "6"},
-        {"nome": "x", "idade": "12"},
-        {"nome": "..."},
-        {"doc": "abc"},
-        {"nome": "x", "limit": "0"},
-        {"nome": "x", "limit": "101"},
-        {"nome": "x", "limit": "dez"},
-        {"nome": "x", "cursor": "not-a-cursor"},
-        {"nome": "x", "filtro": "y"},
+        ({}, "nome"),
+        ({"idade": "6"}, "nome"),  # idade alone: nome (or doc) is what is missing
+        ({"nome": "x", "idade": "12"}, "idade"),
+        ({"nome": "..."}, "nome"),
+        ({"doc": "abc"}, "doc"),
+        ({"nome": "x", "limit": "0"}, "limit"),
+        ({"nome": "x", "limit": "101"}, "limit"),
+        ({"nome": "x", "limit": "dez"}, "limit"),
+        ({"nome": "x", "cursor": "not-a-cursor"}, "cursor"),
     ],
 )
-def test_related_bad_input_400(partners_api: httpx.Client, params: dict[str, str]) -> None:
+def test_related_bad_input_400(
+    partners_api: httpx.Client, params: dict[str, str], field: str
+) -> None:
+    """Each refusal names the parameter at fault in `details.campo`, as every 400 does."""
     response = _related(partners_api, **params)
     assert response.status_code == 400
-    assert response.json()["error"] == "Bad Request"
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    assert body["details"]["campo"] == field, body
+
+
+def test_related_unknown_parameter_named(partners_api: httpx.Client) -> None:
+    response = _related(partners_api, nome="x", filtro="y")
+    assert response.status_code == 400
+    assert response.json()["details"]["desconhecidos"] == ["filtro"]
 
 
 def test_related_cursor_bound_to_its_filters(partners_api: httpx.Client) -> None:

@@ -149,7 +149,7 @@ def test_sintegra_errors(
     body = response.json()
     assert body["error"]
     assert body["message"]
-    if field and isinstance(params, dict):
-        assert field in body["details"]  # the value, under the field's name
+    if field == "cnpj":
+        assert field in body["details"]  # the CNPJ's own refusal: the value and its `motivo`
     elif field:
-        assert body["details"]["campo"] == field  # the parameter sent twice
+        assert body["details"]["campo"] == field  # a bad or repeated parameter, named
