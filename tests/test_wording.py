@@ -12,10 +12,10 @@ import pytest
 
 from app.errors import BadRequestError
 from app.lib.body import convert
-from app.lib.wording import invalid
+from app.lib.wording import free_text, invalid
 from app.search.filters import from_query
 
-Free = Annotated[str, msgspec.Meta(max_length=3, pattern=r"^[^\x00-\x1f\x7f]*$")]
+Free = Annotated[str, msgspec.Meta(max_length=3, pattern=free_text(required=False))]
 
 
 class Form(msgspec.Struct, forbid_unknown_fields=True):
@@ -39,6 +39,7 @@ class Required(msgspec.Struct):
 CASES = [
     ({"texto": "abcd"}, "Valor inválido em texto: deve ter no máximo 3 caracteres."),
     ({"texto": "a\x00"}, "Valor inválido em texto: não pode ter caracteres de controle"),
+    ({"texto": "a\u202eb"}, "Valor inválido em texto: não pode ter caracteres de controle"),
     ({"sigla": "sp"}, "Valor inválido em sigla: formato inválido."),
     ({"rotulo": ""}, "Valor inválido em rotulo: não pode ser vazio."),
     ({"quantidade": 0}, "Valor inválido em quantidade: deve ser no mínimo 1."),

@@ -26,6 +26,7 @@ from app.errors import (
     NotFoundError,
     TooManyRequestsError,
 )
+from app.lib.wording import free_text
 from app.ratelimit.limiter import RateLimiter
 from app.settings import Settings
 
@@ -47,12 +48,12 @@ INVALID_CODE = "Código inválido, expirado, já usado ou bloqueado; peça um no
 KEY_NOT_FOUND = "Chave não encontrada nesta conta."
 ADMIN_KEYS = "Chaves de administrador são criadas só no servidor, com `registry-admin`."
 
-Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=free_text(required=True))]
 Email = Annotated[
     str, msgspec.Meta(max_length=254, pattern=r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.\w+$")
 ]
 Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*$")]
-Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=free_text(required=True))]
 
 
 class ChaveCriada(msgspec.Struct, kw_only=True):

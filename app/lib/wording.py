@@ -30,8 +30,19 @@ _BOUND = re.compile(r"Expected `(?:int|float)` (?P<op>[<>]=?) (?P<n>[-\d.]+)")
 _TYPE = re.compile(r"Expected `(?P<esperado>[^`]+)`, got `(?P<veio>[^`]+)`")
 _PATTERN = re.compile(r"Expected `str` matching regex")
 _ENUM = re.compile(r"Invalid enum value (?P<valor>.+)")
-_FREE_TEXT = re.compile(r"regex '\^\[\^\\\\x00-\\\\x1f\\\\x7f\][*+]\$'")
-"""The pattern of free text (anything but control characters), as msgspec quotes it."""
+CONTROLS = r"\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069"
+"""What free text never holds: C0 controls, DEL, and the bidirectional overrides and isolates
+that make a text show in another order than it is stored (a label that reads backwards)."""
+
+
+def free_text(*, required: bool) -> str:
+    """The pattern of free text: anything but `CONTROLS` (at least one character if
+    `required`)."""
+    return f"^[^{CONTROLS}]{'+' if required else '*'}$"
+
+
+_FREE_TEXT = re.compile(re.escape("regex '^[^" + CONTROLS.replace("\\", "\\\\") + "]") + r"[*+]\$'")
+"""The pattern of free text, as msgspec quotes it (its backslashes doubled)."""
 _MISSING = re.compile(r"Object missing required field `(?P<campo>[^`]+)`")
 _DATE = re.compile(r"Invalid RFC3339 encoded (?P<tipo>date|datetime|time)")
 
@@ -58,7 +69,10 @@ def _reason(text: str) -> str:
         return f"deve ser {_kind(found['esperado'])}"
     if _PATTERN.match(text):
         if _FREE_TEXT.search(text):  # free text's pattern (msgspec doubles its backslashes)
-            return "não pode ter caracteres de controle (como NUL ou quebras de linha)"
+            return (
+                "não pode ter caracteres de controle (como NUL, quebras de linha ou marcas de "
+                "direção do texto)"
+            )
         return "formato inválido"
     if found := _ENUM.fullmatch(text):
         return f"{found['valor'][:80]} não é um dos valores aceitos"

@@ -23,6 +23,7 @@ from app.domain.record import Empresa
 from app.errors import BadRequestError, ConflictError, NotFoundError
 from app.lib import paging
 from app.lib.operations import Operacao
+from app.lib.wording import free_text
 from app.lookup.service import CnpjTexto, find_companies, get_company, parse_cnpj
 from app.monitoring import releases, repository
 from app.monitoring.diff import Mudanca, changes
@@ -63,7 +64,7 @@ Url = Annotated[
         extra_json_schema={"format": "uri", "pattern": "^https://"},
     ),
 ]
-Descricao = Annotated[str, msgspec.Meta(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+Descricao = Annotated[str, msgspec.Meta(max_length=200, pattern=free_text(required=False))]
 
 
 class NovoMonitor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
