@@ -191,6 +191,18 @@ async def search_cnaes(backends: Backends, entrada: BuscaCnae, field: str = "que
     return CnaePage(data=[_cnae.decode(source) for source in sources], total=total)
 
 
+async def cnae_descriptions(backends: Backends, codes_: list[str]) -> dict[str, str]:
+    """The descriptions of CNAE subclasses by their 7-digit codes, from the release's catalog
+    (which holds the subclasses some establishment has; the others are left out)."""
+    wanted = sorted({code for code in codes_ if len(code) == 7})
+    if not wanted:
+        return {}
+    query = {"bool": {"filter": [{"term": {"tipo": "cnae"}}, {"terms": {"codigo": wanted}}]}}
+    sources, _ = await _run(backends.es, backends.alias, query, len(wanted))
+    found = (_cnae.decode(source) for source in sources)
+    return {item.codigo: item.descricao for item in found if item.descricao}
+
+
 async def search_cities(backends: Backends, entrada: BuscaCidade) -> MunicipioPage:
     query = city_query(entrada.query, entrada.uf)
     sources, total = await _run(backends.es, backends.alias, query, entrada.limit)

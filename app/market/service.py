@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from app.catalog.service import BuscaCnae, search_cnaes
+from app.catalog.service import BuscaCnae, cnae_descriptions, search_cnaes
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
@@ -192,12 +192,15 @@ async def _resolve(backends: Backends, raw: str) -> tuple[SegmentoResolvido, dic
     text = raw.strip()
     if f.CNAE_CODE.fullmatch(text):
         clause = f.cnae_clause(text, secondary=False, field="segmento")
-        only = Cnae(codigo=digits(text), descricao=None)
+        code = digits(text)
+        named = await cnae_descriptions(backends, [code])
+        only = Cnae(codigo=code, descricao=named.get(code))
         return SegmentoResolvido(entrada=raw, tipo="codigo", cnaes=[only]), clause
     slug = text.lower()
     if slug in categories():
         listed = categories()[slug].cnaes
-        cnaes = [Cnae(codigo=code, descricao=None) for code in listed]
+        named = await cnae_descriptions(backends, listed)
+        cnaes = [Cnae(codigo=code, descricao=named.get(code)) for code in listed]
         return SegmentoResolvido(entrada=raw, tipo="categoria", cnaes=cnaes), category_clause(slug)
     found = await search_cnaes(backends, BuscaCnae(query=text, limit=TERM_CODES), "segmento")
     if not found.data:

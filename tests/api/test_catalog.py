@@ -256,3 +256,24 @@ def test_market_uf_read_in_any_case(api: httpx.Client, path: str) -> None:
     lower = api.get(path, params={name: "56", "uf": " sp"})
     assert upper.status_code == lower.status_code == 200, lower.text
     assert lower.json() == upper.json()
+
+
+def test_market_segment_by_code_or_category_names_its_activities(api: httpx.Client) -> None:
+    """A segment given as a code or a category names each subclass the release's catalog
+    holds, as a segment given in words does."""
+    categories = json.loads(CATEGORIES.read_text(encoding="utf-8"))["categorias"]
+    slug, known = next(
+        (slug, found[0])
+        for slug, category in categories.items()
+        for code in category["cnaes"]
+        if len(code) == 7
+        for found in [_data(api, "/search/cnae", query=code)]
+        if found and found[0]["codigo"] == code
+    )
+    named = {"codigo": known["codigo"], "descricao": known["descricao"]}
+    assert named["descricao"]
+    by_code = api.get("/v1/mercado", params={"segmento": known["codigo"]})
+    assert by_code.status_code == 200, by_code.text
+    assert by_code.json()["segmento"]["cnaes"] == [named]
+    by_category = api.get("/v1/mercado", params={"segmento": slug}).json()["segmento"]["cnaes"]
+    assert named in by_category
