@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from psycopg_pool import PoolTimeout
 
 from app.accounts.keys import redacted
-from app.lib.wording import invalid
+from app.lib.wording import invalid, named_field
 
 log = logging.getLogger("app.errors")
 
@@ -139,8 +139,6 @@ _FRAMEWORK = {
     405: "O método {method} não é aceito em {path}; o cabeçalho Allow lista os aceitos.",
     413: "Corpo da requisição grande demais.",
 }
-_UNKNOWN_FIELD = "Object contains unknown field `"
-_MISSING_FIELD = "Object missing required field `"
 
 
 def _shown_path(request: Request[Any, Any, Any]) -> str:
@@ -158,15 +156,12 @@ def _validation(extra: Any) -> tuple[str, Any]:
     whole_body = first.get("source") == "body" and key in (None, "data")
     if whole_body and text == "'data'":
         return "Corpo ausente: envie um objeto JSON.", None
-    if text.startswith(_MISSING_FIELD):
-        field = text[len(_MISSING_FIELD) :].split("`", 1)[0]
-        return invalid(text), {"campo": field}
-    if text.startswith(_UNKNOWN_FIELD):
-        field = text[len(_UNKNOWN_FIELD) :].split("`", 1)[0]
-        return f"Campo desconhecido: {field}.", {"campo": field}
+    located = text if whole_body or not key else f"{text} - at `$.{key}`"
+    if named := named_field(located):  # a field of the body's object, or of one inside it
+        return invalid(located), {"campo": named.campo}
     if whole_body or not key:
         return "Corpo JSON inválido: " + invalid(text).removeprefix("Valor inválido: "), None
-    return invalid(f"{text} - at `$.{key}`"), {"campo": key}
+    return invalid(located), {"campo": key}
 
 
 def internal_error_handler(

@@ -9,8 +9,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 import pytest
+from litestar import Litestar, post
+from litestar.exceptions import HTTPException
+from litestar.params import JSONBody
+from litestar.testing import TestClient
 
-from app.errors import BadRequestError
+from app.errors import BadRequestError, http_error_handler
 from app.lib.body import convert
 from app.lib.wording import free_text, invalid
 from app.search.filters import from_query
@@ -77,6 +81,32 @@ def test_missing_and_unknown_fields_are_named() -> None:
     with pytest.raises(BadRequestError) as unknown:
         convert({"zz": 1}, Form)
     assert unknown.value.message == "Campo desconhecido: zz."
+    assert unknown.value.details == {"campo": "zz"}
+
+
+class Listing(msgspec.Struct, forbid_unknown_fields=True):
+    itens: list[Required]
+
+
+class Inner(msgspec.Struct, forbid_unknown_fields=True):
+    cnpj: str
+
+
+class Nested(msgspec.Struct, forbid_unknown_fields=True):
+    itens: list[Inner]
+
+
+def test_fields_of_nested_objects_are_named_with_their_path() -> None:
+    """A field missing or unknown inside a list of objects is named with the object's path, in
+    the same words as a top-level one (msgspec puts the path after the sentence)."""
+    with pytest.raises(BadRequestError) as missing:
+        convert({"itens": [{"cnpj": "1"}, {}]}, Listing)
+    assert missing.value.message == "Campo obrigatório ausente: itens[1].cnpj."
+    assert missing.value.details == {"campo": "itens[1].cnpj"}
+    with pytest.raises(BadRequestError) as unknown:
+        convert({"itens": [{"cnpj": "1", "zz": 2}]}, Nested)
+    assert unknown.value.message == "Campo desconhecido: itens[0].zz."
+    assert unknown.value.details == {"campo": "itens[0].zz"}
 
 
 def test_a_message_of_another_shape_is_kept() -> None:
@@ -89,3 +119,27 @@ def test_search_filters_speak_the_same_words() -> None:
         from_query({"limit": "500"})
     assert refused.value.message.startswith("Valor inválido em limit: deve ser no máximo")
     assert refused.value.details == {"campo": "limit"}
+
+
+def test_framework_refusals_name_nested_fields_with_their_path() -> None:
+    """A body the framework parses (`data: Struct`) is refused in the same words, its nested
+    fields named with their object's path (Litestar gives the path apart from the sentence)."""
+
+    @post("/")
+    async def take(data: JSONBody[Nested]) -> None:
+        return None
+
+    handlers = {HTTPException: http_error_handler}
+    with TestClient(Litestar([take], exception_handlers=handlers)) as client:  # type: ignore[dict-item]
+        missing = client.post("/", json={"itens": [{}]}).json()
+        unknown = client.post("/", json={"itens": [{"cnpj": "1", "zz": 2}]}).json()
+        top = client.post("/", json={"itens": [], "sobra": 1}).json()
+    assert (missing["message"], missing["details"]) == (
+        "Campo obrigatório ausente: itens[0].cnpj.",
+        {"campo": "itens[0].cnpj"},
+    )
+    assert (unknown["message"], unknown["details"]) == (
+        "Campo desconhecido: itens[0].zz.",
+        {"campo": "itens[0].zz"},
+    )
+    assert (top["message"], top["details"]) == ("Campo desconhecido: sobra.", {"campo": "sobra"})

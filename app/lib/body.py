@@ -17,7 +17,7 @@ from litestar import Request
 from litestar.types import Empty
 
 from app.errors import BadRequestError, UnsupportedMediaError
-from app.lib.wording import invalid
+from app.lib.wording import invalid, named_field
 
 T = TypeVar("T")
 MAX_DEPTH_MESSAGE = "Corpo JSON aninhado demais."
@@ -87,14 +87,9 @@ def field_of(error: msgspec.ValidationError) -> str | None:
     """The field a msgspec validation error names (`$.campo` or `$.lista[0]`; a missing
     required field by its name), if any."""
     text = str(error)
-    at = text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
-    if text.startswith(_MISSING):
-        missing = text[len(_MISSING) :].split("`", 1)[0]
-        return f"{at}.{missing}" if at else missing
-    return at
-
-
-_MISSING = "Object missing required field `"
+    if named := named_field(text):
+        return named.campo
+    return text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
 
 
 def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
@@ -102,13 +97,7 @@ def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
     try:
         return msgspec.convert(value, kind, strict=strict)
     except msgspec.ValidationError as error:
-        text = str(error)
-        if text.startswith("Object contains unknown field"):
-            field = text.split("`")[1]
-            raise BadRequestError(
-                f"Campo desconhecido: {field}.", details={"campo": field}
-            ) from None
-        raise BadRequestError(invalid(text), details={"campo": field_of(error)}) from None
+        raise BadRequestError(invalid(str(error)), details={"campo": field_of(error)}) from None
     except RecursionError:
         raise BadRequestError(MAX_DEPTH_MESSAGE) from None
 

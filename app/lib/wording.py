@@ -6,6 +6,7 @@ A message of a shape not listed here is kept as msgspec wrote it."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 _TYPES = {
     "str": "um texto",
@@ -43,7 +44,10 @@ def free_text(*, required: bool) -> str:
 
 _FREE_TEXT = re.compile(re.escape("regex '^[^" + CONTROLS.replace("\\", "\\\\") + "]") + r"[*+]\$'")
 """The pattern of free text, as msgspec quotes it (its backslashes doubled)."""
-_MISSING = re.compile(r"Object missing required field `(?P<campo>[^`]+)`")
+_NAMED = re.compile(
+    r"Object (?P<kind>missing required|contains unknown) field `(?P<campo>[^`]+)`"
+    r"(?: - at `\$\.?(?P<at>[^`]*)`)?"
+)
 _DATE = re.compile(r"Invalid RFC3339 encoded (?P<tipo>date|datetime|time)")
 
 
@@ -84,11 +88,29 @@ def _reason(text: str) -> str:
     return text
 
 
+class NamedField(NamedTuple):
+    """A field msgspec names as missing or unknown, with the path of its object
+    (`socios[0].nome`)."""
+
+    campo: str
+    desconhecido: bool
+
+
+def named_field(text: str) -> NamedField | None:
+    """The field a `msgspec.ValidationError`'s text says is missing or unknown, if it says so."""
+    found = _NAMED.fullmatch(text)
+    if found is None:
+        return None
+    campo = f"{found['at']}.{found['campo']}" if found["at"] else found["campo"]
+    return NamedField(campo, found["kind"] == "contains unknown")
+
+
 def invalid(text: str) -> str:
     """A `msgspec.ValidationError`'s text as the sentence of a 400: `Valor inválido em q: no
     máximo 200 caracteres.`"""
-    if found := _MISSING.fullmatch(text):
-        return f"Campo obrigatório ausente: {found['campo']}."
+    if named := named_field(text):
+        said = "Campo desconhecido" if named.desconhecido else "Campo obrigatório ausente"
+        return f"{said}: {named.campo}."
     at = _AT.search(text)
     reason = _reason(text[: at.start()] if at else text)
     return f"Valor inválido em {at['campo']}: {reason}." if at else f"Valor inválido: {reason}."

@@ -18,7 +18,7 @@ from app.domain.text import digits, is_code, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
-from app.lib.wording import invalid
+from app.lib.wording import invalid, named_field
 from app.search.categories import categories, category_clause
 
 DEFAULT_LIMIT = 20
@@ -193,13 +193,13 @@ def _convert(data: dict[str, Any], strict: bool) -> Filtros:
         return msgspec.convert(data, Filtros, strict=strict)
     except msgspec.ValidationError as error:
         text = str(error)
-        field = body.field_of(error)
-        if text.startswith("Object contains unknown field"):
-            field = text.split("`")[1]
+        named = named_field(text)
+        if named and named.desconhecido:
             raise BadRequestError(
-                f"Filtro desconhecido: {field}.", details={"campo": field, "aceitos": FIELDS}
+                f"Filtro desconhecido: {named.campo}.",
+                details={"campo": named.campo, "aceitos": FIELDS},
             ) from error
-        raise BadRequestError(invalid(text), details={"campo": field}) from error
+        raise BadRequestError(invalid(text), details={"campo": body.field_of(error)}) from error
 
 
 def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
