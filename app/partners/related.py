@@ -63,9 +63,11 @@ class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         Annotated[
             str,
             msgspec.Meta(
-                pattern="^[0-9]$",
+                max_length=8,
                 description="Faixa etária da Receita, 0 a 9 (só com nome).",
                 examples=["5"],
+                # documented only: `_filters` refuses the rest saying what idade holds
+                extra_json_schema={"pattern": "^[0-9]$"},
             ),
         ]
         | None

@@ -151,6 +151,13 @@ def test_related_bad_input_400(
     assert body["details"]["campo"] == field, body
 
 
+@pytest.mark.parametrize("idade", ["12", "a", "٣", " 1"])
+def test_related_idade_refused_saying_what_it_holds(partners_api: httpx.Client, idade: str) -> None:
+    response = _related(partners_api, nome="x", idade=idade)
+    assert response.status_code == 400
+    assert response.json()["message"] == "idade é a faixa etária da Receita, de 0 a 9."
+
+
 def test_related_unknown_parameter_named(partners_api: httpx.Client) -> None:
     response = _related(partners_api, nome="x", filtro="y")
     assert response.status_code == 400
