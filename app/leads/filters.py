@@ -93,7 +93,9 @@ Cidade = Annotated[
     str,
     msgspec.Meta(
         max_length=100,
-        description="Município: nome (acentos opcionais), código da Receita (4) ou IBGE (7).",
+        description=(
+            "Município: nome completo (acentos opcionais), código da Receita (4) ou IBGE (7)."
+        ),
         examples=["Curitiba", "4106902"],
     ),
 ]

@@ -277,7 +277,7 @@ def _municipio_clause(raw: str) -> dict[str, Any]:
     words = normalize(value)
     if not words or len(value) > 100 or value.isdigit():  # digits, but not a code
         raise bad("municipio", "municipio: nome, código da Receita (4) ou do IBGE (7).", raw)
-    return {"match": {"busca.municipio": {"query": words, "operator": "and"}}}
+    return {"term": {"busca.municipio.exato": words}}  # the whole name, not a word of it
 
 
 def _range(field: str, low: Any, high: Any, name: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ every company answered has it (checked on its full record)."""
 from __future__ import annotations
 
 import csv
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -184,3 +185,35 @@ def test_seek_phone_written_with_punctuation_found_as_digits(api: httpx.Client) 
     assert found[1] > 0
     written = f"({ddd}) {number[:-4]}-{number[-4:]}" if ddd else f"{number[:-4]}-{number[-4:]}"
     assert _all(api, {"telefone": written}) == found
+
+
+CITY_NAMES = {row[0]: row[1] for row in _read("MUNICCSV.csv")}
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().upper().strip()
+
+
+@pytest.mark.parametrize("city", ["Fortaleza", "goiânia", "São Luís", "VITORIA"])
+def test_seek_city_by_name_is_that_city_not_longer_names_with_its_words(
+    api: httpx.Client, city: str
+) -> None:
+    """`municipio` by name is the whole name (any case, accents optional): Fortaleza is not
+    Fortaleza dos Nogueiras, Goiânia is not Aparecida de Goiânia, though the data has both."""
+    name = _folded(city)
+    expected = {_cnpj(row) for row in ROWS if CITY_NAMES.get(row[20]) == name}
+    with_its_words = {
+        _cnpj(row) for row in ROWS if set(name.split()) <= set(CITY_NAMES.get(row[20], "").split())
+    }
+    assert expected
+    assert with_its_words > expected
+    found, total = _all(api, {"municipio": city})
+    assert set(found) == expected
+    assert total == len(expected)
+
+
+def test_seek_city_by_a_word_of_its_name_finds_none(api: httpx.Client) -> None:
+    found, total = _all(api, {"municipio": "paulo"})
+    assert (found, total) == ([], 0)
+    found, total = _all(api, {"municipio": "sao paulo", "uf": "sp"})
+    assert total == len({_cnpj(row) for row in ROWS if CITY_NAMES.get(row[20]) == "SAO PAULO"})
