@@ -168,6 +168,7 @@ xpack.security.enabled: false
 xpack.ml.enabled: false
 action.destructive_requires_name: true
 indices.memory.index_buffer_size: 30%
+thread_pool.force_merge.size: 2
 EOF
   es_start "$home" "$base" "$ES_HEAP" "$base/elasticsearch.pid"
   wait_for elasticsearch 180 es_answers || die "Elasticsearch did not answer; see $logs"
