@@ -15,13 +15,12 @@ import msgspec
 from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 
 from app.context import Backends
-from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
 from app.domain.text import digits, is_code, normalize
 from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body
 from app.lib.operations import Custo, Operacao
-from app.search.filters import bad
+from app.search.filters import Estado, bad, estado
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -51,9 +50,7 @@ class BuscaCnae(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class BuscaCidade(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     query: Consulta
-    uf: Annotated[str, msgspec.Meta(max_length=8, extra_json_schema={"enum": codes.UFS})] | None = (
-        None  # documented as the sigla; checked when read, naming the field
-    )
+    uf: Estado | None = None
     limit: Limite = DEFAULT_LIMIT
 
 
@@ -127,10 +124,8 @@ def city_query(raw: str, uf: str | None) -> dict[str, Any]:
     """A municipality name (prefix while typing), or its Receita (4) or IBGE (7) code."""
     _check_length(raw)
     filters: list[dict[str, Any]] = []
-    if uf is not None:
-        if len(uf) > 8 or uf.strip().upper() not in codes.UFS:
-            raise bad("uf", "uf: sigla de um dos 27 estados (SP, RJ...).", uf)
-        filters.append({"term": {"uf": uf.strip().upper()}})
+    if (sigla := estado(uf)) is not None:
+        filters.append({"term": {"uf": sigla}})
     value = raw.strip()
     if value.isdigit():  # any digits: only a code of 4 or 7 ASCII digits is one
         if len(value) not in (4, 7) or not is_code(value):

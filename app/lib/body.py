@@ -113,12 +113,8 @@ def single_values(params: dict[str, list[str]]) -> dict[str, str]:
 
 
 def from_query(request: Request[Any, Any, Any], kind: type[T]) -> T:
-    """The query string as `kind` (strings converted to each field's type), or a 400. A UF is
-    read in any case (`uf=sp`), as every filter of the service reads it."""
-    values = single_values(request.query_params.dict())
-    if "uf" in values:
-        values["uf"] = values["uf"].strip().upper()
-    return convert(values, kind, strict=False)
+    """The query string as `kind` (strings converted to each field's type), or a 400."""
+    return convert(single_values(request.query_params.dict()), kind, strict=False)
 
 
 def read(raw: bytes, kind: type[T]) -> T:

@@ -12,7 +12,6 @@ from app.catalog.service import BuscaCnae, cnae_descriptions, search_cnaes
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
-from app.domain.codes import UF
 from app.domain.text import digits
 from app.errors import BadRequestError
 from app.lib.elastic import body, decoder
@@ -43,7 +42,9 @@ class BuscaSegmentos(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Subclasses CNAE de uma atividade descrita em palavras."""
 
     termo: Termo
-    uf: Annotated[UF, msgspec.Meta(description="Contar só as empresas desta UF.")] | None = None
+    uf: Annotated[f.Estado, msgspec.Meta(description="Contar só as empresas desta UF.")] | None = (
+        None
+    )
     limit: Annotated[
         int, msgspec.Meta(ge=1, le=MAX_SEGMENTS, description="Quantas subclasses.")
     ] = 10
@@ -79,7 +80,7 @@ class MapaMercado(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             examples=["5611", "restaurantes", "padaria"],
         ),
     ]
-    uf: Annotated[UF, msgspec.Meta(description="Só esta UF.")] | None = None
+    uf: Annotated[f.Estado, msgspec.Meta(description="Só esta UF.")] | None = None
     com_email: Annotated[bool, msgspec.Meta(description="Só com e-mail válido.")] | None = None
     com_telefone: Annotated[bool, msgspec.Meta(description="Só com telefone válido.")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="Quantos municípios no topo.")] = 10
@@ -172,13 +173,14 @@ async def _active_by_code(backends: Backends, codes_: list[str], uf: str | None)
 async def segmentos(backends: Backends, entrada: BuscaSegmentos) -> Segmentos:
     """CNAE subclasses for a term, with their hierarchy and how many active establishments
     have each as primary activity (in a UF when given), best matches first."""
+    uf = f.estado(entrada.uf)
     page = await search_cnaes(
         backends, BuscaCnae(query=entrada.termo, limit=entrada.limit), field="termo"
     )
-    active = await _active_by_code(backends, [item.codigo for item in page.data], entrada.uf)
+    active = await _active_by_code(backends, [item.codigo for item in page.data], uf)
     return Segmentos(
         termo=entrada.termo,
-        uf=entrada.uf,
+        uf=uf,
         data=[
             Segmento(**msgspec.structs.asdict(item), ativas=active.get(item.codigo, 0))
             for item in page.data
@@ -234,9 +236,10 @@ def labelled(buckets: Any, labels: dict[str, str]) -> list[Contagem]:
 async def mapa(backends: Backends, entrada: MapaMercado) -> Mercado:
     """The map of one segment: how many establishments, and where, how big, in what state and
     since when, with the top municipalities."""
+    entrada = msgspec.structs.replace(entrada, uf=f.estado(entrada.uf))  # echoed as read
     resolved, clause = await _resolve(backends, entrada.segmento)
     filters: list[dict[str, Any]] = [clause]
-    if entrada.uf:
+    if entrada.uf is not None:
         filters.append({"term": {"endereco.uf": entrada.uf}})
     for name, field in (
         ("com_email", "contato.disponibilidade.email"),

@@ -175,6 +175,28 @@ def bad(field: str, message: str, value: Any = None) -> BadRequestError:
     return BadRequestError(message, details={"campo": field, "valor": shown})
 
 
+Estado = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=8,
+        description="Sigla de um dos 27 estados, em qualquer caixa.",
+        extra_json_schema={"enum": codes.UFS},  # documented only: `estado` reads any case
+    ),
+]
+"""One federative unit (not `EX`), as a field of a service's input."""
+
+
+def estado(raw: str | None, field: str = "uf") -> str | None:
+    """The sigla of one of the 27 states in any case and spacing (` sp `) as `SP`; a 400
+    naming `field` for anything else."""
+    if raw is None:
+        return None
+    sigla = raw.strip().upper()
+    if len(raw) > 8 or sigla not in codes.UFS:
+        raise bad(field, f"{field}: sigla de um dos 27 estados (SP, RJ...).", raw)
+    return sigla
+
+
 def from_query(params: dict[str, str]) -> Filtros:
     """Filters from query-string values (strings converted to each field's type)."""
     return _convert(dict(params), strict=False)

@@ -96,6 +96,33 @@ def test_search_tools_read_uf_like_rest(client: httpx.Client) -> None:
     assert "uf" in result["content"][0]["text"]
 
 
+@pytest.mark.parametrize(
+    ("tool", "path", "arguments"),
+    [
+        ("descobrir_segmentos_cnae", "/v1/segmentos", {"termo": "56"}),
+        ("mapear_mercado_empresas", "/v1/mercado", {"segmento": "56", "limit": 3}),
+    ],
+)
+def test_market_tools_read_uf_like_rest(
+    client: httpx.Client, tool: str, path: str, arguments: dict[str, Any]
+) -> None:
+    """A state in any case, on both faces; anything else refused naming `uf` on both."""
+    upper = client.get(path, params={**arguments, "uf": "SP"}).json()
+    assert upper["uf" if "termo" in arguments else "filtros"] is not None
+    for uf in ("sp", " Sp "):
+        assert _tool(client, tool, {**arguments, "uf": uf}) == upper
+        assert client.get(path, params={**arguments, "uf": uf}).json() == upper
+    for bad in ("EX", "XX", "S P"):
+        rest = client.get(path, params={**arguments, "uf": bad})
+        assert rest.status_code == 400
+        assert rest.json()["details"]["campo"] == "uf"
+        result = rpc(
+            client, "tools/call", {"name": tool, "arguments": {**arguments, "uf": bad}}
+        ).json()["result"]
+        assert result["isError"] is True
+        assert rest.json()["message"] in result["content"][0]["text"]
+
+
 def test_search_tool_refusals_name_its_arguments(client: httpx.Client) -> None:
     """The search service says `municipio`; the tool's argument is `cidade`."""
 
