@@ -196,6 +196,14 @@ def storage_of(backends: Backends) -> Storage:
     return Directory(backends.settings.lots_dir)
 
 
+def _failure(error: Exception) -> str:
+    """Why a lot failed, as its `erro` tells the account: the service's own refusal as it
+    says it, anything else (the index or the database away) without a library's text."""
+    if isinstance(error, AppError):
+        return error.message
+    return "falha interna ao gerar o arquivo; peça um novo lote (o saldo deste foi devolvido)."
+
+
 def _file_name(lote_id: int, formato: str) -> str:
     return f"lote-{lote_id}.{formato}"
 
@@ -491,7 +499,7 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
             raise
         log.warning("lot %s failed: %s: %s", row.id, type(error).__name__, error)
         async with backends.pool.connection() as conn, conn.transaction():
-            if await repository.fail(conn, row.id, f"{type(error).__name__}: {error}"):
+            if await repository.fail(conn, row.id, _failure(error)):
                 event = _event(EVENT_FAILED, row, {"estado": "falhou"})
                 await _notify(conn, backends, row, event)
         return "falhou"

@@ -26,11 +26,22 @@ class RefusedAddressError(OSError):
     """A connection to an address webhooks may not reach."""
 
 
+TRANSITION = tuple(
+    ipaddress.ip_network(prefix)
+    for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "2002::/16", "2001::/32")
+)
+"""IPv6 prefixes that carry an IPv4 address inside (NAT64, IPv4-compatible, 6to4, Teredo):
+Python counts most as global, yet through a NAT64 gateway or a 6to4 relay they reach the IPv4
+address they carry (127.0.0.1, 10.0.0.0/8, 169.254.169.254). Refused unless listed."""
+
+
 def allowed(raw: str, networks: Sequence[Network]) -> bool:
     address = normalise(raw)
     if address is None:
         return False
-    return address.is_global or any(address in network for network in networks)
+    if any(address in network for network in networks):
+        return True
+    return address.is_global and not any(address in prefix for prefix in TRANSITION)
 
 
 def guarded_socket(networks: Sequence[Network]) -> object:

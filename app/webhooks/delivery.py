@@ -20,6 +20,7 @@ share busy.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,9 @@ FAST = 0.5
 most for room there before it is postponed."""
 MAX_PAUSE = 300.0
 """The longest an origin that stopped answering is left alone (seconds)."""
+MAX_ANSWER = 64 * 1024
+"""Bytes of an endpoint's answer read, so its connection can serve the next delivery; past
+this the connection is closed and the rest never read (an answer of gigabytes costs nothing)."""
 
 
 class Resultado(msgspec.Struct, kw_only=True):
@@ -101,7 +105,7 @@ async def send(
         async with session.post(
             url, data=body.encode(), headers=headers, allow_redirects=False
         ) as answer:
-            await answer.read()
+            await _drain(answer)
             wait = (
                 retry_after(answer.headers.get("Retry-After"))
                 if answer.status in (429, 503)
@@ -111,15 +115,41 @@ async def send(
             return Resultado(
                 status=answer.status, duracao_ms=elapsed(), erro=error, retry_after=wait
             )
-    except aiohttp.ClientConnectorError as error:
-        cause = error.os_error if isinstance(error.os_error, RefusedAddressError) else error
-        return Resultado(status=None, duracao_ms=elapsed(), erro=str(cause)[:MAX_ERROR])
     except TimeoutError:
         return Resultado(status=None, duracao_ms=elapsed(), erro="sem resposta no tempo limite")
     except (aiohttp.ClientError, OSError) as error:
-        return Resultado(
-            status=None, duracao_ms=elapsed(), erro=f"{type(error).__name__}: {error}"[:MAX_ERROR]
-        )
+        return Resultado(status=None, duracao_ms=elapsed(), erro=failure(error)[:MAX_ERROR])
+
+
+async def _drain(answer: aiohttp.ClientResponse) -> None:
+    """Reads the answer's body up to `MAX_ANSWER` bytes; a longer one closes the connection."""
+    read = 0
+    async for chunk in answer.content.iter_chunked(16 * 1024):
+        read += len(chunk)
+        if read > MAX_ANSWER:
+            answer.close()
+            return
+
+
+def failure(error: BaseException) -> str:
+    """What went wrong with an attempt that got no answer, in the subscribers' words (the
+    delivery log and a paused monitor's reason show it): never a library's own text."""
+    cause = error.os_error if isinstance(error, aiohttp.ClientConnectorError) else error
+    if isinstance(cause, RefusedAddressError):
+        return str(cause)
+    if isinstance(error, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return "falha no TLS: o certificado do endpoint não foi aceito"
+    if isinstance(cause, socket.gaierror):
+        return "o nome do endpoint não foi encontrado (DNS)"
+    if isinstance(cause, ConnectionRefusedError):
+        return "conexão recusada pelo endpoint"
+    if isinstance(error, aiohttp.ServerDisconnectedError | ConnectionResetError):
+        return "o endpoint fechou a conexão sem responder"
+    if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
+        return "resposta HTTP inválida do endpoint"
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return "endpoint inalcançável"
+    return f"falha de rede ({type(error).__name__})"
 
 
 def origin(url: str) -> str:

@@ -8,6 +8,7 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from app.webhooks import delivery
@@ -173,33 +174,73 @@ def test_redirects_not_followed(receiver: Receiver) -> None:
     assert not outcome.ok
 
 
-def test_endpoint_hanging_up_is_a_failed_attempt() -> None:
-    """An endpoint that accepts the connection and closes it without answering: a failed
-    attempt that names what happened, no exception out of the delivery."""
+def _send_once(
+    serve: Callable[[socket.socket], None] | None, timeout: float = 5
+) -> delivery.Resultado:
+    """One delivery to a raw endpoint on loopback: `serve` handles its one connection (None:
+    nothing listens on the port)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    thread = None
+    if serve is None:
+        listener.close()
+    else:
+        listener.listen()
 
-    def hang_up() -> None:
-        connection, _ = listener.accept()
-        connection.recv(65536)
-        connection.close()
+        def accept() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                serve(connection)
 
-    thread = threading.Thread(target=hang_up, daemon=True)
-    thread.start()
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
 
     async def attempt() -> delivery.Resultado:
         from app.webhooks.addresses import networks_of
 
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
-        async with delivery.client(networks_of("127.0.0.0/8"), timeout=5) as session:
+        async with delivery.client(networks_of("127.0.0.0/8"), timeout=timeout) as session:
             return await delivery.send(session, url, "whsec_" + "A" * 44, "m", "{}")
 
     try:
-        outcome = asyncio.run(attempt())
+        return asyncio.run(attempt())
     finally:
-        thread.join(5)
-        listener.close()
+        if thread is not None:
+            thread.join(timeout)
+            listener.close()
+
+
+def test_endpoint_hanging_up_is_a_failed_attempt() -> None:
+    """An endpoint that accepts the connection and closes it without answering: a failed
+    attempt that names what happened, no exception out of the delivery."""
+    outcome = _send_once(lambda connection: None)
     assert outcome.status is None
     assert not outcome.ok
-    assert "Disconnected" in (outcome.erro or ""), outcome.erro
+    assert outcome.erro == "o endpoint fechou a conexão sem responder"
+
+
+def test_endpoint_refusing_connections_named_in_portuguese() -> None:
+    """No library's text reaches the delivery log: a closed port is 'conexão recusada'."""
+    outcome = _send_once(None)
+    assert (outcome.status, outcome.erro) == (None, "conexão recusada pelo endpoint")
+
+
+def test_endpoint_answering_without_end_read_only_in_part() -> None:
+    """An endpoint that answers 200 with an endless body: the attempt succeeds, and the worker
+    reads a bounded part of it and hangs up instead of holding it all in memory."""
+    sent = [0]
+
+    def flood(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n")
+        chunk = b"x" * 65536
+        try:
+            while sent[0] < 1024 * 2**20:
+                connection.sendall(chunk)
+                sent[0] += len(chunk)
+        except OSError:
+            pass
+
+    outcome = _send_once(flood, timeout=30)
+    assert outcome.ok
+    assert sent[0] < 64 * 2**20, sent[0]  # a gigabyte offered, a few socket buffers taken

@@ -53,6 +53,10 @@ def test_create_monitor_secret_once_and_listing(
             "webhook_url",
         ),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[fe80::1]/x"}, 400, "webhook_url"),
+        # IPv6 carrying an IPv4 inside (NAT64, IPv4-compatible, 6to4): 127.0.0.1 through a gateway
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[64:ff9b::7f00:1]/x"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[::7f00:1]/x"}, 400, "webhook_url"),
+        ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2002:7f00:1::]/x"}, 400, "webhook_url"),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://nao-existe.invalid/x"}, 400, "webhook_url"),
         # control characters (PostgreSQL text takes no NUL; a newline would split a header),
         # an unclosed IPv6 bracket, ports out of range: refused before any lookup
