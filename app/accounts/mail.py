@@ -17,27 +17,29 @@ from app.settings import Settings
 SMTP_TIMEOUT = 10.0
 
 
-def code_message(sender: str, to: str, nome: str, code: str, minutes: int) -> EmailMessage:
+def code_message(sender: str, to: str, code: str, minutes: int) -> EmailMessage:
+    """The code, and nothing a requester typed: whoever asks a code for an address chooses no
+    word of the mail that address receives (a name would carry a phishing text)."""
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
     message["Subject"] = f"Seu código de acesso: {code}"
     message.set_content(
-        f"Olá, {nome}.\n\n"
+        "Olá.\n\n"
         f"Seu código de acesso à API é {code}. Ele vale por {minutes} minutos e só pode ser "
         "usado uma vez.\n\nSe você não pediu este código, ignore esta mensagem.\n"
     )
     return message
 
 
-def admin_message(sender: str, to: str, nome: str) -> EmailMessage:
+def admin_message(sender: str, to: str) -> EmailMessage:
     """The answer to a code asked for an administrator account: no code, and why."""
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
     message["Subject"] = "Pedido de código de acesso"
     message.set_content(
-        f"Olá, {nome}.\n\n"
+        "Olá.\n\n"
         "Alguém pediu um código de acesso à API para este e-mail. Ele pertence a uma conta de "
         "administrador, que não recebe chaves por código: use `registry-admin "
         "create-admin-key` no servidor.\n\nSe você não fez este pedido, ignore esta mensagem.\n"

@@ -273,16 +273,14 @@ async def start_bootstrap(
             )
         account = await repository.find_account(conn, email)
         if account is not None and account.papel == "admin" and not dashboard:
-            message = mail.admin_message(settings.smtp_sender, email, body.nome)
+            message = mail.admin_message(settings.smtp_sender, email)
         else:
             code = keys.new_code()
             await repository.save_code(
                 conn, email=email, nome=body.nome.strip(), telefone=telefone,
                 digest=keys.code_digest(secret, email, code), ttl=CODE_TTL,
             )  # fmt: skip
-            message = mail.code_message(
-                settings.smtp_sender, email, body.nome, code, CODE_TTL // 60
-            )
+            message = mail.code_message(settings.smtp_sender, email, code, CODE_TTL // 60)
         await mail.send(settings, message)
 
 

@@ -87,6 +87,20 @@ def test_bootstrap_code_by_email_releases_key_once(server: Server, inbox: Inbox)
         assert limited.headers["X-RateLimit-Limit"] == "3"  # a new account is on Starter
 
 
+def test_code_mail_carries_no_text_the_requester_typed(server: Server, inbox: Inbox) -> None:
+    """Whoever asks a code for an address writes no word of the mail it receives: a name
+    holding a phishing text is not repeated."""
+    email = _email()
+    bait = "Bob. ATENCAO: sua conta foi suspensa; responda para https://golpe.example"
+    with caller(server) as client:
+        started = client.post(START, json={"nome": bait, "email": email, "telefone": ""})
+        assert started.status_code == 202, started.text
+    mail = inbox.message_for(email)
+    assert "golpe" not in mail
+    assert "Bob" not in mail
+    assert len(inbox.code_for(email)) == CODE_DIGITS
+
+
 def test_bootstrap_start_same_answer_for_registered_email(server: Server, inbox: Inbox) -> None:
     email = _email()
     with caller(server) as client:
