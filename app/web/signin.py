@@ -107,7 +107,9 @@ async def check_code(
         return page(request, visita, "codigo.html", status=error.status, erro=error.message,
                     failure=error,
                     email=email, proximo=proximo, digitos=CODE_DIGITS)  # fmt: skip
-    token = await sessions_of(request).open(conta.id)
+    sessions = sessions_of(request)
+    await sessions.close(request.cookies.get(SESSION_COOKIE))  # the session it replaces ends
+    token = await sessions.open(conta.id)
     visita.cookies = [
         cookie(SESSION_COOKIE, token, visita.secure),
         cookie(PRE_COOKIE, "", visita.secure, max_age=0),

@@ -397,6 +397,28 @@ def test_session_cookie_is_http_only_and_rotated_at_sign_in(
     assert session["sameSite"] == "Lax"
     assert session["value"] != "planted"
     assert visitor.page.evaluate("document.cookie") == ""
+    first, other = session["value"], _email()
+
+    def csrf(html: str) -> str:
+        found = re.search(r'name="_csrf" value="([0-9a-f]+)"', html)
+        assert found is not None
+        return found.group(1)
+
+    # signing in again from a signed-in browser (the forms posted as they are) ends the session
+    # it replaces: whoever kept a copy of the old cookie holds nothing
+    with httpx.Client(base_url=server.url, cookies={"painel_sessao": first}) as again:
+        token = csrf(again.get("/painel").text)
+        asked = again.post("/painel/entrar", data={"email": other, "nome": "Outra", "_csrf": token})
+        assert asked.status_code == 200, asked.text
+        form = {"email": other, "codigo": inbox.code_for(other), "_csrf": csrf(asked.text)}
+        signed = again.post("/painel/codigo", data=form)
+        assert signed.status_code == 303, signed.text
+        second = signed.cookies["painel_sessao"]
+    assert second != first
+    with httpx.Client(base_url=server.url, cookies={"painel_sessao": first}) as old:
+        assert old.get("/painel").status_code in (302, 303)
+    with httpx.Client(base_url=server.url, cookies={"painel_sessao": second}) as new:
+        assert new.get("/painel").status_code == 200
     visitor.close()
 
 
