@@ -49,16 +49,23 @@ _ALL = _PUBLIC + ", conta_id, segredo_sal, referencia, referencia_hash, referenc
 
 
 async def plan_allowance(conn: AsyncConnection, conta_id: int) -> tuple[int, int]:
-    """(monitors the account has, monitors its plan allows), the account's row locked."""
+    """(monitors the account has, monitors its plan allows), the account's row locked until
+    the transaction ends, so two creations never both take the last one."""
     cursor = await conn.execute(
         """
-        SELECT (SELECT count(*) FROM monitores WHERE conta_id = c.id), p.monitores_max
-        FROM contas c JOIN planos p ON p.nome = c.plano WHERE c.id = %s FOR UPDATE OF c
+        SELECT p.monitores_max FROM contas c JOIN planos p ON p.nome = c.plano
+        WHERE c.id = %s FOR UPDATE OF c
         """,
         (conta_id,),
     )
     row = await cursor.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    if row is None:
+        return 0, 0
+    # A statement of its own, after the lock: its snapshot sees the monitors committed by
+    # whoever held the lock before (a subquery of the locking statement would not).
+    cursor = await conn.execute("SELECT count(*) FROM monitores WHERE conta_id = %s", (conta_id,))
+    have = await cursor.fetchone()
+    return int(have[0]) if have else 0, int(row[0])
 
 
 async def insert_monitor(

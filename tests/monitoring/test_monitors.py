@@ -4,11 +4,13 @@ account's monitor out of reach."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import psycopg
 import pytest
 
+from app.monitoring import repository
 from app.monitoring.service import ALREADY_WATCHED
 from tests.conftest import MakeKey, Server, serving
 from tests.monitoring.conftest import create_monitor
@@ -236,3 +238,36 @@ def test_create_monitor_empty_body_says_what_is_missing(server: Server, make_key
         response = client.post(BASE, content=b"", headers={"Content-Type": "application/json"})
     assert response.status_code == 400, response.text
     assert response.json()["message"] == "Corpo ausente: envie um objeto JSON."
+
+
+def test_plan_allowance_sees_a_monitor_committed_while_it_waited(
+    make_key: MakeKey, database: str
+) -> None:
+    """Two creations at once: the second waits on the account's row, and once the first has
+    committed its monitor it counts it (so the plan's last monitor is taken once)."""
+    conta_id = make_key().conta_id
+
+    async def race() -> tuple[int, int]:
+        first = await psycopg.AsyncConnection.connect(database)
+        second = await psycopg.AsyncConnection.connect(database)
+        async with first, second:
+            async with first.transaction():
+                before, _ = await repository.plan_allowance(first, conta_id)
+                waiting = asyncio.create_task(_counted(second, conta_id))
+                await asyncio.sleep(0.3)  # the second is blocked on the row lock meanwhile
+                assert not waiting.done()
+                await repository.insert_monitor(
+                    first, conta_id=conta_id, cnpj=SAMPLE_CNPJ, webhook_url="https://a.example/h",
+                    eventos=["empresa.alterada"], descricao="", sal="s", referencia={},
+                    referencia_hash="h", indice=None,
+                )  # fmt: skip
+            return before, await waiting
+
+    before, seen = asyncio.run(race())
+    assert seen == before + 1
+
+
+async def _counted(conn: psycopg.AsyncConnection[Any], conta_id: int) -> int:
+    async with conn.transaction():
+        have, _ = await repository.plan_allowance(conn, conta_id)
+        return have
