@@ -14,7 +14,7 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from app.auth.address import Network, normalise
 from app.errors import BadRequestError
@@ -105,7 +105,18 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
             "endereço público.",
             details={"campo": "webhook_url", "enderecos": refused[:5]},
         )
-    return url
+    return _canonical(parts)
+
+
+def _canonical(parts: SplitResult) -> str:
+    """The URL as it is stored and compared: scheme and host in lower case, no default port,
+    no fragment (never sent), so one endpoint spelt two ways is one endpoint."""
+    default = {"https": 443, "http": 80}[parts.scheme]
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None and parts.port != default:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
 
 
 def networks_of(raw: str) -> list[Network]:

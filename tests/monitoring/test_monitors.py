@@ -137,6 +137,15 @@ def test_monitor_cap_by_plan_and_duplicate(
     assert moved.status_code == 409
     assert moved.json()["message"] == ALREADY_WATCHED
     assert kept["webhook_url"] == receiver.url("cap1")
+    with server.client(headers=make_key().headers) as client:  # one endpoint spelt two ways
+        url = receiver.url("grafia")
+        first = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": url + "#a"})
+        again = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "HTTP" + url.removeprefix("http")}
+        )
+    assert first.status_code == 201, first.text
+    assert first.json()["monitor"]["webhook_url"] == url  # the fragment is never sent
+    assert again.status_code == 409
     with psycopg.connect(database) as conn:
         caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
     assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
