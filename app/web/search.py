@@ -9,6 +9,7 @@ window, as a call of the API would."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import functools
 from collections.abc import Callable
@@ -157,7 +158,8 @@ async def cnae_options(
     itens: list[Any] = []
     if len(raw) >= 2 and not raw.isdigit():
         await draw(request, gate, visita)
-        itens = (await search_cnaes(backends, BuscaCnae(query=raw, limit=10))).data
+        with contextlib.suppress(AppError):  # words the catalog refuses suggest nothing
+            itens = (await search_cnaes(backends, BuscaCnae(query=raw, limit=10))).data
     return page(request, visita, "_opcoes_cnae.html", itens=itens)
 
 
@@ -176,7 +178,8 @@ async def city_options(
     if len(raw) >= 2 and not raw.isdigit():
         await draw(request, gate, visita)
         uf = uf.upper() if uf and uf.upper() in codes.UFS else None  # one state, not `EX`
-        itens = (await search_cities(backends, BuscaCidade(query=raw, uf=uf, limit=10))).data
+        with contextlib.suppress(AppError):  # so does a name it refuses
+            itens = (await search_cities(backends, BuscaCidade(query=raw, uf=uf, limit=10))).data
     return page(request, visita, "_opcoes_cidade.html", itens=itens)
 
 

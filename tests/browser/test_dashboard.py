@@ -520,4 +520,8 @@ def test_search_works_without_javascript_and_autocompletes_with_it(
     abroad = plain.request.get("/busca/cidades?municipio=varzea+gr&uf=EX")  # no state: all
     assert abroad.status == 200
     assert "Várzea Grande" in abroad.text()
+    for path in ("/busca/cnaes?cnae=**", "/busca/cidades?municipio=**"):  # nothing to suggest
+        refused = plain.request.get(path)
+        assert refused.status == 200
+        assert "<option" not in refused.text()
     plain.close()
