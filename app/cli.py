@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
 import typer
 from psycopg import AsyncConnection
 from redis.asyncio import Redis
@@ -67,9 +68,16 @@ async def _credentials_changed(settings: Settings) -> None:
         await redis.aclose()
 
 
+ADMIN_EMAIL = "admin@localhost.localdomain"
+"""The administrator's address by default: one the dashboard's sign-in takes, so the
+administrator signs in there too (on a machine without SMTP the code is written to MAIL_DIR)."""
+
+
 @app.command("create-admin-key")
 def create_admin_key(
-    email: str = typer.Option("admin@localhost", help="E-mail of the administrator account."),
+    email: str = typer.Option(
+        ADMIN_EMAIL, help="E-mail of the administrator account (one the dashboard's sign-in takes)."
+    ),
     nome: str = typer.Option("Administrador", help="Name, when the account is created."),
     rotulo: str = typer.Option("admin", help="Label of the new key."),
     replace: bool = typer.Option(
@@ -78,4 +86,9 @@ def create_admin_key(
 ) -> None:
     """Create the administrator account if missing, and print a new API key for it (the key
     is shown only here; run again for another)."""
+    try:
+        msgspec.convert(email, service.Email)
+    except msgspec.ValidationError:
+        typer.echo(f"not an e-mail the dashboard's sign-in takes: {email!r}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(asyncio.run(_admin_key(email, nome, rotulo, replace)))

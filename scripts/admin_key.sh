@@ -2,11 +2,11 @@
 # Makes the administrator key of this install (revoking the one this script made before) and
 # hands it over without leaving it in a log: printed when stdout is a terminal; otherwise (a
 # log file, CI, a service manager) written to a file only its owner can read, whose path is
-# printed instead. ADMIN_EMAIL (admin@localhost) and ADMIN_KEY_FILE (.state/admin-key) change
+# printed instead. ADMIN_EMAIL (admin@localhost.localdomain) and ADMIN_KEY_FILE (.state/admin-key) change
 # the account and the file.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-EMAIL=${ADMIN_EMAIL:-admin@localhost}
+EMAIL=${ADMIN_EMAIL:-admin@localhost.localdomain}
 KEY_FILE=${ADMIN_KEY_FILE:-$ROOT/.state/admin-key}
 key=$("$ROOT/.venv/bin/registry-admin" create-admin-key --email "$EMAIL" --rotulo run.sh --replace)
 if [ -t 1 ]; then

@@ -10,6 +10,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import msgspec
+
+from app.accounts.service import Email
+from app.cli import ADMIN_EMAIL
 from tests.conftest import ROOT, Server
 from tests.loopback import free_port
 
@@ -123,3 +127,16 @@ def test_replace_with_redis_away_warns_and_still_replaces(database: str) -> None
     assert done.stdout.strip().startswith("cnpj_")
     assert "Redis did not answer" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_admin_key_only_for_an_address_the_dashboard_takes(database: str) -> None:
+    """An address the dashboard's sign-in refuses would make an administrator who can never
+    sign in there: refused before anything is created; the default is one it takes."""
+    refused = subprocess.run(
+        [str(ADMIN_CLI), "create-admin-key", "--email", "admin@localhost"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "admin@localhost" in refused.stderr
+    assert refused.stdout == ""
+    msgspec.convert(ADMIN_EMAIL, Email)  # the default passes the sign-in's own rule
