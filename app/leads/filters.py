@@ -210,11 +210,14 @@ def _activity_clauses(codes_: list[str]) -> tuple[dict[str, Any], dict[str, Any]
     )
 
 
-async def _from_words(backends: Backends, words: str, origem: Any) -> SegmentoLido | None:
+async def _from_words(
+    backends: Backends, words: str, origem: Any, field: str
+) -> SegmentoLido | None:
     """The catalog's best subclasses for `words`, keeping only those whose description has
     one of the words (stemmed, 4 letters or more): the catalog's search forgives typos, and a
     lead list should not stand on a guess."""
-    found = await search_cnaes(backends, BuscaCnae(query=words[:100], limit=CATALOG_CODES))
+    entrada = BuscaCnae(query=words[:100], limit=CATALOG_CODES)
+    found = await search_cnaes(backends, entrada, field=field)  # a 400 names the caller's field
     stems = {stem(word) for word in tokens(words) if len(word) >= 4}
     kept = [
         item.codigo
@@ -244,7 +247,7 @@ async def _segment(backends: Backends, raw: str) -> SegmentoLido:
         return SegmentoLido(
             segmento=read.segmentos[0], nome=first.nome, cnaes=first.cnaes, origem="segmento"
         )
-    found = await _from_words(backends, text, "catalogo")
+    found = await _from_words(backends, text, "catalogo", "segmento")
     if found is None:
         raise BadRequestError(
             f"segmento: nenhuma atividade encontrada para {text[:40]!r}; use "
@@ -301,7 +304,7 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
             for s in read.segmentos
         ]  # fmt: skip
         if not read.segmentos and read.resto and filtros.segmento is None and not filtros.cnae:
-            found = await _from_words(backends, read.resto, "catalogo")
+            found = await _from_words(backends, read.resto, "catalogo", "objetivo")
             segments += [found] if found else []
         ufs = ufs or (",".join(read.ufs) if read.ufs else None)
         portes = portes or (",".join(read.portes) if read.portes else None)

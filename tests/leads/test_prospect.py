@@ -111,3 +111,13 @@ def test_unprefixed_free_export_answers_like_its_v1_twin(
     assert (bare["restantes_hoje"], twin["restantes_hoje"]) == (2, 1)
     assert {**bare, "restantes_hoje": 0} == {**twin, "restantes_hoje": 0}
     assert bare["linhas"] == 4
+
+
+def test_segment_in_words_the_catalog_refuses_is_400_naming_segmento(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    """A segment with no letter or digit (a bidirectional mark) is refused naming the lead
+    filter, not the catalog's own parameter."""
+    response = get(leads_server, paid_key, "/v1/leads", segmento="\u202e")
+    assert response.status_code == 400
+    assert response.json()["details"]["campo"] == "segmento"
