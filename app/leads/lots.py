@@ -46,6 +46,7 @@ from app.leads.storage import Directory, Storage
 from app.lib import paging
 from app.lib.elastic import body, decoder
 from app.lib.operations import Custo, Operacao
+from app.monitoring import releases
 from app.monitoring.repository import NovaEntrega, insert_entregas
 from app.monitoring.service import Url, defer_deliveries
 from app.webhooks import signing
@@ -296,7 +297,8 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
             webhook_url=url,
             sal=salt,
         )
-        job = backends.queue.configure_task(MAKE, queue="lotes").make_new_job(lote_id=row.id)
+        queue = releases.queue_of(backends.alias, "lotes")  # made by a worker of this alias
+        job = backends.queue.configure_task(MAKE, queue=queue).make_new_job(lote_id=row.id)
         await backends.queue.job_manager.batch_defer_jobs_async(jobs=[job], connection=conn)
     secret = signing.secret_of(backends.secret, f"lote-{row.id}", salt) if url else None
     return LoteCriado(

@@ -7,7 +7,8 @@ release too, in case the indexer could not reach PostgreSQL. Recording the alias
 release again does nothing, so the check runs once each time a release goes live.
 
 The checks of an alias wait in a queue of their own (`queue_of`), which only that alias's
-workers take: workers of other aliases sharing the database never see them.
+workers take: workers of other aliases sharing the database never see them. Each monitor
+belongs to the alias it was created on, and a check looks only at that alias's monitors.
 """
 
 from __future__ import annotations
@@ -28,16 +29,18 @@ SHARED_QUEUES = ("monitoramento", "webhooks", "lotes", "manutencao", "builtin")
 """The queues every worker takes, whatever its alias (`builtin`: the queue library's own)."""
 
 
-def queue_of(alias: str) -> str:
-    """The queue of `alias`'s release checks: readable, and short enough for PostgreSQL's
-    63-byte notification channel the queue's name goes into (aliases reach 100 characters)."""
+def queue_of(alias: str, kind: str = "releases") -> str:
+    """The queue of `alias`'s release checks (or of its lots, `kind="lotes"`): readable, and
+    short enough for PostgreSQL's 63-byte notification channel the queue's name goes into
+    (aliases reach 100 characters)."""
     digest = hashlib.sha256(alias.encode()).hexdigest()[:8]
-    return f"releases:{alias[:20]}:{digest}"
+    return f"{kind}:{alias[:20]}:{digest}"
 
 
 def queues_of(alias: str) -> list[str]:
-    """The queues a worker of `alias` takes jobs from."""
-    return [*SHARED_QUEUES, queue_of(alias)]
+    """The queues a worker of `alias` takes jobs from: the shared ones, its release checks and
+    its lots (made from its own index, into its own folder)."""
+    return [*SHARED_QUEUES, queue_of(alias), queue_of(alias, "lotes")]
 
 
 async def defer_check(

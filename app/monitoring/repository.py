@@ -80,6 +80,7 @@ async def insert_monitor(
     referencia: dict[str, Any],
     referencia_hash: str,
     indice: str | None,
+    alias: str,
 ) -> Vigia | None:
     """The new monitor, or None when the account already watches that CNPJ at that URL."""
     cursor = conn.cursor(row_factory=class_row(Vigia))
@@ -87,8 +88,8 @@ async def insert_monitor(
         f"""
         INSERT INTO monitores (conta_id, cnpj, webhook_url, eventos, descricao, segredo_sal,
                                referencia, referencia_hash, referencia_indice,
-                               ultima_verificacao)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now())
+                               ultima_verificacao, alias)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now(), %s)
         ON CONFLICT (conta_id, cnpj, webhook_url) DO NOTHING
         RETURNING {_ALL}
         """,  # noqa: S608 - a constant column list
@@ -102,6 +103,7 @@ async def insert_monitor(
             Jsonb(referencia),
             referencia_hash,
             indice,
+            alias,
         ),
     )
     return await cursor.fetchone()
@@ -167,11 +169,13 @@ async def delete_monitor(conn: AsyncConnection, conta_id: int, monitor_id: int) 
     return cursor.rowcount > 0
 
 
-async def active_batch(conn: AsyncConnection, after: int, limit: int) -> list[Vigia]:
+async def active_batch(conn: AsyncConnection, alias: str, after: int, limit: int) -> list[Vigia]:
+    """The next active monitors of `alias` (and those made before monitors had an alias)."""
     cursor = conn.cursor(row_factory=class_row(Vigia))
     await cursor.execute(
-        f"SELECT {_ALL} FROM monitores WHERE estado = 'ativo' AND id > %s ORDER BY id LIMIT %s",  # noqa: S608
-        (after, limit),
+        f"SELECT {_ALL} FROM monitores WHERE estado = 'ativo' AND id > %s "  # noqa: S608
+        "AND (alias = %s OR alias IS NULL) ORDER BY id LIMIT %s",
+        (after, alias, limit),
     )
     return await cursor.fetchall()
 

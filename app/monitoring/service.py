@@ -216,6 +216,7 @@ async def create(backends: Backends, conta_id: int, entrada: NovoMonitor) -> Mon
             referencia=_snapshot(company),
             referencia_hash=company.hash,
             indice=index,
+            alias=backends.alias,
         )
     if vigia is None:
         raise ConflictError(ALREADY_WATCHED)
@@ -418,7 +419,7 @@ async def check_release(backends: Backends, indice: str | None = None) -> Rodada
     unanalysed = 0
     while True:
         async with backends.pool.connection() as conn:
-            batch = await repository.active_batch(conn, after, BATCH)
+            batch = await repository.active_batch(conn, backends.alias, after, BATCH)
         if not batch:
             break
         after = batch[-1].id

@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from pypdf import PdfReader
 
+from app.monitoring import releases
 from tests.conftest import Issued, MakeKey, Server
 from tests.leads.conftest import SMALL_PLAN, get, lot_state, ok, wait_lot
 from tests.leads.release import FORMULAS, LEADS, RESTAURANT
@@ -131,6 +132,23 @@ def test_allowance_is_taken_atomically(leads_server: Server, make_key: MakeKey) 
     assert statuses == [201] * 3 + [403] * 5, [a.text for a in answers]
     refused = next(answer for answer in answers if answer.status_code == 403).json()
     assert refused["details"]["restantes"] in (100, 400, 700)
+
+
+def test_lot_waits_in_its_alias_queue(
+    leads_server: Server, leads_alias: str, make_key: MakeKey, database: str
+) -> None:
+    """A lot is made from its alias's index into its alias's folder, so only a worker of that
+    alias takes it: workers of other aliases on the same database never see it."""
+    key = make_key(SMALL_PLAN)
+    created = ok(post(leads_server, key, "/v1/me/lotes", {**FILTERS, "quantidade": 1, **LGPD}))
+    with psycopg.connect(database) as conn:
+        [(queue,)] = conn.execute(
+            "SELECT queue_name FROM procrastinate_jobs WHERE args->>'lote_id' = %s",
+            (str(created["lote"]["id"]),),
+        ).fetchall()
+    assert queue == releases.queue_of(leads_alias, "lotes")
+    assert queue in releases.queues_of(leads_alias)
+    assert queue not in releases.queues_of(leads_alias + "-outro")
 
 
 # ---------------------------------------------------------------- files

@@ -268,7 +268,7 @@ def test_plan_allowance_sees_a_monitor_committed_while_it_waited(
                 await repository.insert_monitor(
                     first, conta_id=conta_id, cnpj=SAMPLE_CNPJ, webhook_url="https://a.example/h",
                     eventos=["empresa.alterada"], descricao="", sal="s", referencia={},
-                    referencia_hash="h", indice=None,
+                    referencia_hash="h", indice=None, alias="teste-corrida",
                 )  # fmt: skip
             return before, await waiting
 
@@ -280,3 +280,43 @@ async def _counted(conn: psycopg.AsyncConnection[Any], conta_id: int) -> int:
     async with conn.transaction():
         have, _ = await repository.plan_allowance(conn, conta_id)
         return have
+
+
+def test_a_release_check_sees_only_its_own_alias_monitors(make_key: MakeKey, database: str) -> None:
+    """Installs of several aliases on one database: a check of one alias's release never takes
+    another alias's monitors; one made before monitors had an alias is everyone's."""
+    conta_id = make_key().conta_id
+
+    async def made() -> dict[str, int]:
+        ids: dict[str, int] = {}
+        async with await psycopg.AsyncConnection.connect(database) as conn:
+            for alias in ("alias-um", "alias-dois"):
+                vigia = await repository.insert_monitor(
+                    conn, conta_id=conta_id, cnpj=SAMPLE_CNPJ,
+                    webhook_url=f"https://{alias}.example/h", eventos=["empresa.alterada"],
+                    descricao="", sal="s", referencia={}, referencia_hash="h", indice=None,
+                    alias=alias,
+                )  # fmt: skip
+                assert vigia is not None
+                ids[alias] = vigia.id
+            cursor = await conn.execute(
+                "INSERT INTO monitores (conta_id, cnpj, webhook_url, eventos, descricao, "
+                "segredo_sal, referencia, referencia_hash) VALUES "
+                "(%s, %s, 'https://antigo.example/h', '{empresa.alterada}', '', 's', '{}', 'h') "
+                "RETURNING id",
+                (conta_id, SAMPLE_CNPJ),
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            ids["antigo"] = row[0]
+            await conn.commit()
+            first = min(ids.values()) - 1
+            seen = {
+                alias: {v.id for v in await repository.active_batch(conn, alias, first, 10**6)}
+                for alias in ("alias-um", "alias-dois")
+            }
+        assert seen["alias-um"] & set(ids.values()) == {ids["alias-um"], ids["antigo"]}
+        assert seen["alias-dois"] & set(ids.values()) == {ids["alias-dois"], ids["antigo"]}
+        return ids
+
+    asyncio.run(made())

@@ -1,4 +1,4 @@
-"""Which queues a worker takes: the shared ones, and its own alias's release checks."""
+"""Which queues a worker takes: the shared ones, and its own alias's release checks and lots."""
 
 from __future__ import annotations
 
@@ -27,4 +27,7 @@ def test_release_queue_of_an_alias_is_its_own_and_fits_a_channel(alias: str) -> 
     assert own not in releases.SHARED_QUEUES
     assert own != releases.queue_of(alias + "2")
     assert own != releases.queue_of(alias[:-1] + "_")
-    assert releases.queues_of(alias) == [*releases.SHARED_QUEUES, own]
+    lots = releases.queue_of(alias, "lotes")
+    assert len((CHANNEL_PREFIX + lots).encode()) <= MAX_CHANNEL
+    assert lots not in (*releases.SHARED_QUEUES, own)
+    assert releases.queues_of(alias) == [*releases.SHARED_QUEUES, own, lots]
