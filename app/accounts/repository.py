@@ -214,6 +214,7 @@ async def save_code(
         """,
         (email, nome, telefone, digest, ttl),
     )
+    await conn.execute("UPDATE falhas_codigo SET no_codigo = 0 WHERE email = %s", (email,))
 
 
 async def lock_code(conn: AsyncConnection, email: str) -> Codigo | None:
@@ -230,17 +231,20 @@ async def lock_code(conn: AsyncConnection, email: str) -> Codigo | None:
     return await cursor.fetchone()
 
 
-async def count_failure(conn: AsyncConnection, email: str) -> None:
-    """A wrong code: one more attempt on the code, and one more on the e-mail's day."""
+async def count_failure(conn: AsyncConnection, email: str, origem: str) -> None:
+    """A wrong code: one more attempt on the code (from anywhere), and one more on the code and
+    on the day from `origem`."""
     await conn.execute(
         "UPDATE codigos_email SET tentativas = tentativas + 1 WHERE email = %s", (email,)
     )
     await conn.execute(
         f"""
-        INSERT INTO bootstrap_diario (email, dia, falhas) VALUES (%s, {_TODAY}, 1)
-        ON CONFLICT (email, dia) DO UPDATE SET falhas = bootstrap_diario.falhas + 1
+        INSERT INTO falhas_codigo (email, origem, dia, falhas, no_codigo)
+        VALUES (%s, %s, {_TODAY}, 1, 1)
+        ON CONFLICT (email, origem, dia) DO UPDATE SET
+            falhas = falhas_codigo.falhas + 1, no_codigo = falhas_codigo.no_codigo + 1
         """,  # noqa: S608 - a constant expression, no caller text
-        (email,),
+        (email, origem),
     )
 
 
@@ -275,11 +279,13 @@ async def count_code_sent(conn: AsyncConnection, email: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def failures_today(conn: AsyncConnection, email: str) -> int:
-    """Wrong codes tried for the e-mail today (UTC), locked for this transaction."""
-    cursor = await conn.execute(
-        f"SELECT falhas FROM bootstrap_diario WHERE email = %s AND dia = {_TODAY} FOR UPDATE",  # noqa: S608
-        (email,),
-    )
+async def failures_from(conn: AsyncConnection, email: str, origem: str) -> tuple[int, int]:
+    """Wrong codes tried for the e-mail today (UTC) from `origem`, and those on its current
+    code, locked for this transaction."""
+    query = f"""
+        SELECT falhas, no_codigo FROM falhas_codigo
+        WHERE email = %s AND origem = %s AND dia = {_TODAY} FOR UPDATE
+        """  # noqa: S608 - a constant expression, no caller text
+    cursor = await conn.execute(query, (email, origem))
     row = await cursor.fetchone()
-    return int(row[0]) if row else 0
+    return (int(row[0]), int(row[1])) if row else (0, 0)

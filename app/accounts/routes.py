@@ -142,9 +142,11 @@ async def bootstrap_start(
     summary="Token bootstrap: trade the code for an API key",
     description=(
         "Returns `api_key` (shown once) and `mcp_url`. A code is single-use and dies after "
-        f"{service.MAX_ATTEMPTS} wrong tries; after {service.DAILY_FAILURES} wrong codes in a day "
-        "(UTC) every code of the e-mail address is refused until the next day. Never a key for "
-        f"an administrator account. Per IP address: {VERIFY_PER_MINUTE} calls a minute."
+        f"{service.MAX_ATTEMPTS} wrong tries from one IP address ({service.MAX_CODE_ATTEMPTS} "
+        f"from all); after {service.DAILY_FAILURES} wrong codes in a day (UTC) from one IP "
+        "address every code of the e-mail address is refused to it until the next day (tries "
+        "from other addresses spend their own). Never a key for an administrator account. Per "
+        f"IP address: {VERIFY_PER_MINUTE} calls a minute."
     ),
     status_code=200,
     opt={"access": Access.BOOTSTRAP, "bucket": "auth-verify", "limit": VERIFY_PER_MINUTE},
@@ -152,11 +154,14 @@ async def bootstrap_start(
     tags=["Token bootstrap"],
 )
 async def bootstrap_verify(
+    request: Request[Any, Any, Any],
     data: JSONBody[Verificacao],
     pool: NamedDependency[AsyncConnectionPool],
     settings: NamedDependency[Settings],
+    gate: NamedDependency[Gate],
 ) -> TokenEmitido:
-    return await service.verify_bootstrap(pool, settings, data)
+    origem = service.origin(gate.caller(request.scope).address)
+    return await service.verify_bootstrap(pool, settings, data, origem)
 
 
 class NovaConta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

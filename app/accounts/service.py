@@ -32,15 +32,19 @@ from app.settings import Settings
 
 CODE_TTL = 600
 MAX_ATTEMPTS = 5
-"""Wrong tries a code survives."""
+"""Wrong tries a code survives from one address (the caller's IP)."""
+MAX_CODE_ATTEMPTS = 50
+"""Wrong tries a code survives from all addresses together: with 8-digit codes, at most 500
+guesses a day at an e-mail (`DAILY_CODES` codes), however many addresses guess."""
 EMAIL_LIMIT = 3
 """Codes sent to one e-mail address per `EMAIL_WINDOW` seconds."""
 EMAIL_WINDOW = 600
 DAILY_CODES = 10
 """Codes sent to one e-mail address per day (UTC)."""
 DAILY_FAILURES = 10
-"""Wrong codes tried for one e-mail address per day (UTC), whatever the code: asking for a new
-code does not give more tries."""
+"""Wrong codes tried for one e-mail address per day (UTC) from one caller's address, whatever
+the code: asking for a new code does not give more tries. Tries from other addresses are
+theirs: a stranger guessing at an e-mail spends the stranger's tries, not its owner's."""
 MAX_ALLOWLIST = 100
 MAX_ACTIVE_KEYS = 20
 """Keys an account may hold at once (revoked ones do not count)."""
@@ -284,29 +288,38 @@ async def start_bootstrap(
         await mail.send(settings, message)
 
 
+def origin(address: object | None) -> str:
+    """Where a try at a code came from, as its failures are counted: the caller's address."""
+    return str(address) if address is not None else "desconhecida"
+
+
 def _seconds_to_midnight() -> int:
     now = datetime.now(UTC)
     midnight = datetime.combine(now.date() + timedelta(days=1), time(), UTC)
     return max(int((midnight - now).total_seconds()), 1)
 
 
-async def _redeem(conn: AsyncConnection, secret: bytes, email: str, codigo: str) -> Conta | None:
+async def _redeem(
+    conn: AsyncConnection, secret: bytes, email: str, codigo: str, origem: str
+) -> Conta | None:
     """Checks the e-mail's code once, inside the caller's transaction: the account (created on
     the Starter plan if missing) for a right code; None for a wrong one, which counts an attempt
-    on the code and on the e-mail's day. A dead code (used, expired, out of tries, or the day's
-    failures spent) is refused before it is compared."""
-    failures = await repository.failures_today(conn, email)
+    on the code and on the e-mail's day from `origem` (the caller's address). A dead code (used,
+    expired, out of tries, or the day's failures from `origem` spent) is refused before it is
+    compared."""
+    failures, on_code = await repository.failures_from(conn, email, origem)
     code = await repository.lock_code(conn, email)
     if (
         code is None
         or code.usado
         or code.expirado
-        or code.tentativas >= MAX_ATTEMPTS
+        or code.tentativas >= MAX_CODE_ATTEMPTS
+        or on_code >= MAX_ATTEMPTS
         or failures >= DAILY_FAILURES
     ):
         raise BadRequestError(INVALID_CODE)
     if not keys.code_matches(secret, email, codigo, code.hash):
-        await repository.count_failure(conn, email)
+        await repository.count_failure(conn, email, origem)
         return None
     await repository.mark_used(conn, email)
     conta, _ = await ensure_account(
@@ -317,17 +330,17 @@ async def _redeem(conn: AsyncConnection, secret: bytes, email: str, codigo: str)
 
 
 async def verify_bootstrap(
-    pool: AsyncConnectionPool, settings: Settings, body: Verificacao
+    pool: AsyncConnectionPool, settings: Settings, body: Verificacao, origem: str
 ) -> TokenEmitido:
     """Checks the code once; a right code creates the account (Starter plan) if needed and
-    releases a new key. A wrong one counts an attempt on the code and on the e-mail's day:
-    after `MAX_ATTEMPTS` the code is dead, after `DAILY_FAILURES` every code of the address is,
-    until the next day. Never a key for an administrator account."""
+    releases a new key. A wrong one counts an attempt on the code and on the e-mail's day from
+    `origem`: after `MAX_ATTEMPTS` the code is dead there, after `DAILY_FAILURES` every code of
+    the e-mail is, until the next day. Never a key for an administrator account."""
     email = normal_email(body.email)
     secret = keys.check_secret(settings.api_key_secret)
     issued: ChaveCriada | None = None
     async with pool.connection() as conn, conn.transaction():
-        conta = await _redeem(conn, secret, email, body.codigo)
+        conta = await _redeem(conn, secret, email, body.codigo, origem)
         if conta is not None and conta.papel != "admin":
             issued = await issue_key(conn, secret, conta.id, "mcp", [])
     if issued is None:
@@ -335,13 +348,15 @@ async def verify_bootstrap(
     return TokenEmitido(api_key=issued.api_key, mcp_url=settings.public_url.rstrip("/") + "/mcp")
 
 
-async def sign_in(pool: AsyncConnectionPool, settings: Settings, body: Verificacao) -> Conta:
+async def sign_in(
+    pool: AsyncConnectionPool, settings: Settings, body: Verificacao, origem: str
+) -> Conta:
     """The dashboard's sign-in: the same code as the token bootstrap, with the same limits,
     but it releases no key: the account (created if missing) is signed in instead."""
     email = normal_email(body.email)
     secret = keys.check_secret(settings.api_key_secret)
     async with pool.connection() as conn, conn.transaction():
-        conta = await _redeem(conn, secret, email, body.codigo)
+        conta = await _redeem(conn, secret, email, body.codigo, origem)
     if conta is None:
         raise BadRequestError(INVALID_CODE)
     return conta

@@ -96,7 +96,8 @@ async def check_code(
     try:
         await _admit(request, gate, backends.settings.sign_in_limit)
         entrada = msgspec.convert({"email": email, "codigo": text(form, "codigo")}, Verificacao)
-        conta = await service.sign_in(backends.pool, backends.settings, entrada)
+        origem = service.origin(gate.caller(request.scope).address)
+        conta = await service.sign_in(backends.pool, backends.settings, entrada, origem)
     except (AppError, msgspec.ValidationError) as error:
         if isinstance(error, msgspec.ValidationError):
             error = BadRequestError(

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.accounts.keys import CODE_DIGITS
-from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS
+from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS, MAX_CODE_ATTEMPTS
 from tests.conftest import MakeKey, Server, serving
 from tests.inbox import CODE, Inbox, receiving
 from tests.strategies import json_values
@@ -113,15 +113,29 @@ def test_bootstrap_start_same_answer_for_registered_email(server: Server, inbox:
     assert first.json() == registered.json() == fresh.json()
 
 
-def test_bootstrap_code_locked_after_five_wrong_tries(server: Server, inbox: Inbox) -> None:
+def test_bootstrap_code_locked_after_five_wrong_tries_from_one_address(
+    server: Server, inbox: Inbox, database: str
+) -> None:
+    """Five wrong tries kill the code for the address they came from; a stranger guessing at
+    someone's e-mail does not kill the owner's code, until the code's tries from all
+    addresses together are spent."""
     email = _email()
     with caller(server) as client:
         client.post(START, json={"nome": "Caio", "email": email, "telefone": ""})
         code = inbox.code_for(email)
         wrong = _other(code)
-        for _ in range(5):
+        for _ in range(MAX_ATTEMPTS):
             assert client.post(VERIFY, json={"email": email, "codigo": wrong}).status_code == 400
         assert client.post(VERIFY, json={"email": email, "codigo": code}).status_code == 400
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "UPDATE codigos_email SET tentativas = %s WHERE email = %s",
+            (MAX_CODE_ATTEMPTS, email),
+        )
+    assert _verify(server, email, code).status_code == 400  # all addresses' tries spent
+    with psycopg.connect(database) as conn:
+        conn.execute("UPDATE codigos_email SET tentativas = %s WHERE email = %s", (5, email))
+    assert _verify(server, email, code).status_code == 200  # the owner, from elsewhere
 
 
 def test_bootstrap_code_expired_refused(server: Server, inbox: Inbox, database: str) -> None:
@@ -233,21 +247,35 @@ def test_bootstrap_code_of_account_turned_admin_releases_no_key(
     assert _verify(server, email, code).status_code == 400  # the code is spent
 
 
-def test_bootstrap_wrong_tries_capped_per_day_across_new_codes(
-    server: Server, inbox: Inbox
+def test_bootstrap_wrong_tries_capped_per_day_per_address(
+    server: Server, inbox: Inbox, database: str
 ) -> None:
     """Asking for a new code does not give new tries: after `DAILY_FAILURES` wrong codes in a
-    day, even the right code is refused."""
-    email = _email()
-    for _ in range(DAILY_FAILURES // MAX_ATTEMPTS):
-        assert _start(server, email).status_code == 202
+    day from one address, even the right code is refused to it. The owner, from another
+    address, still signs in with that code."""
+    email, stranger = _email(), next(_addresses)
+    with server.client(stranger, headers={}) as client:
+        assert (
+            client.post(START, json={"nome": "Gil", "email": email, "telefone": ""}).status_code
+            == 202
+        )
         code = inbox.code_for(email)
         for _ in range(MAX_ATTEMPTS):
-            assert _verify(server, email, _other(code)).status_code == 400
-        inbox.messages.clear()
+            assert (
+                client.post(VERIFY, json={"email": email, "codigo": _other(code)}).status_code
+                == 400
+            )
+    with psycopg.connect(database) as conn:  # the rest of the day's tries, spent on earlier codes
+        conn.execute(
+            "UPDATE falhas_codigo SET falhas = %s WHERE email = %s AND origem = %s",
+            (DAILY_FAILURES, email, stranger),
+        )
+    inbox.messages.clear()
     assert _start(server, email).status_code == 202
     fresh = inbox.code_for(email)
-    assert _verify(server, email, fresh).status_code == 400
+    with server.client(stranger, headers={}) as client:
+        assert client.post(VERIFY, json={"email": email, "codigo": fresh}).status_code == 400
+    assert _verify(server, email, fresh).status_code == 200
 
 
 def test_bootstrap_daily_code_cap_429(server: Server, inbox: Inbox, database: str) -> None:
