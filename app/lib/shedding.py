@@ -48,6 +48,8 @@ BODY = msgspec.json.encode({"error": "Service Unavailable", "message": MESSAGE})
 PAGES = ("/busca", "/painel")
 """Paths of the web pages: their refusal is an HTML fragment (htmx shows it in place)."""
 PAGE_BODY = f'<p class="erro" role="alert">{MESSAGE}</p>'.encode()
+PAGE_HEADERS = ((b"cache-control", b"no-store"), (b"referrer-policy", b"same-origin"))
+"""A page refused is never cached either, as every page of the dashboard (`app.web.render`)."""
 SHEDDING = "carga"
 """Where the app's state holds the process's shedding (the status reports its counts)."""
 
@@ -132,6 +134,7 @@ class Shedding:
                     (b"content-type", kind),
                     (b"retry-after", b"1"),
                     (b"content-length", str(len(content)).encode()),
+                    *(PAGE_HEADERS if page else ()),
                 ],
             }
             await send(start)

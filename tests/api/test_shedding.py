@@ -126,3 +126,4 @@ def test_the_search_page_refused_as_a_page_fragment(
     assert refused.headers["content-type"].startswith("text/html")
     assert 'role="alert"' in refused.text
     assert refused.headers["retry-after"] == "1"
+    assert refused.headers["cache-control"] == "no-store"  # as every page
