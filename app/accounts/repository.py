@@ -279,6 +279,18 @@ async def count_code_sent(conn: AsyncConnection, email: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def forget_past_days(conn: AsyncConnection) -> int:
+    """Deletes the sign-in counters of days before yesterday (UTC), which no limit reads any
+    more; how many rows went."""
+    gone = 0
+    for table in ("falhas_codigo", "bootstrap_diario"):
+        cursor = await conn.execute(
+            f"DELETE FROM {table} WHERE dia < {_TODAY} - 1"  # noqa: S608 - constant names
+        )
+        gone += cursor.rowcount
+    return gone
+
+
 async def failures_from(conn: AsyncConnection, email: str, origem: str) -> tuple[int, int]:
     """Wrong codes tried for the e-mail today (UTC) from `origem`, and those on its current
     code, locked for this transaction."""

@@ -21,6 +21,7 @@ from procrastinate.exceptions import ConnectorException
 from procrastinate.jobs import Job
 from procrastinate.retry import BaseRetryStrategy
 
+from app.accounts import repository as accounts
 from app.context import Backends
 from app.leads import lots
 from app.lib.elastic import body
@@ -141,8 +142,11 @@ async def recuperar_travados(context: JobContext, timestamp: int) -> None:
 @queue.task(name="limpar_fila", queue="manutencao", pass_context=True, queueing_lock="limpar_fila")
 async def limpar_fila(context: JobContext, timestamp: int) -> None:
     """Removes the queue's rows of jobs that succeeded more than `KEEP_DONE_HOURS` ago (each
-    delivery attempt stays in the delivery log; the queue needs only what is still to run)."""
+    delivery attempt stays in the delivery log; the queue needs only what is still to run),
+    and the sign-in's daily counters of past days."""
     await context.app.job_manager.delete_old_jobs(nb_hours=KEEP_DONE_HOURS)
+    async with _backends(context).pool.connection() as conn:
+        await accounts.forget_past_days(conn)
 
 
 @queue.periodic(cron="*/10 * * * *", periodic_id="expirar_lotes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import stat
 import uuid
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.accounts import repository
 from app.accounts.keys import CODE_DIGITS
 from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS, MAX_CODE_ATTEMPTS
 from tests.conftest import MakeKey, Server, serving
@@ -385,3 +387,34 @@ def test_codes_written_to_the_mail_folder_without_smtp(
             assert code is not None
             verified = client.post(VERIFY, json={"email": email, "codigo": code.group(1)})
             assert verified.status_code == 200, verified.text
+
+
+def test_counters_of_past_days_are_forgotten(database: str) -> None:
+    """The hourly housekeeping drops the sign-in's day counters no limit reads any more
+    (before yesterday), and keeps today's."""
+    email = _email()
+    today = "(now() AT TIME ZONE 'UTC')::date"
+    with psycopg.connect(database) as conn:
+        conn.execute(
+            "INSERT INTO falhas_codigo (email, origem, dia, falhas) VALUES "
+            f"(%s, '127.0.0.1', {today} - 3, 1), (%s, '127.0.0.1', {today}, 1)",
+            (email, email),
+        )
+        conn.execute(
+            f"INSERT INTO bootstrap_diario (email, dia, codigos) VALUES (%s, {today} - 5, 2)",
+            (email,),
+        )
+
+    async def forget() -> int:
+        async with await psycopg.AsyncConnection.connect(database, autocommit=True) as conn:
+            return await repository.forget_past_days(conn)
+
+    assert asyncio.run(forget()) >= 2
+    with psycopg.connect(database) as conn:
+        kept = conn.execute(
+            f"SELECT dia = {today} FROM falhas_codigo WHERE email = %s",
+            (email,),
+        ).fetchall()
+        days = conn.execute("SELECT count(*) FROM bootstrap_diario WHERE email = %s", (email,))
+        assert kept == [(True,)]
+        assert days.fetchone() == (0,)
