@@ -155,7 +155,7 @@ async def make_monitors(database: str, count: int, port: int, alias: str = ALIAS
                     webhook_url=f"http://127.0.0.1:{port}/hook/{n}",
                     eventos=["empresa.alterada", "empresa.removida"], descricao="bench",
                     sal=salt, referencia=msgspec.to_builtins(company),
-                    referencia_hash=company.hash, indice=live,
+                    referencia_hash=company.hash, indice=live, alias=alias,
                 )  # fmt: skip
                 assert vigia is not None
                 found[str(n)] = signing.secret_of(secret, vigia.id, salt)
