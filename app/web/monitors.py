@@ -60,7 +60,7 @@ async def create_monitor(
     backends: NamedDependency[Backends],
     gate: NamedDependency[Gate],
 ) -> Template:
-    perfil, form = await action(request, visita, backends, gate)
+    perfil, form = await action(request, visita, backends, gate, lists=("eventos",))
     try:
         entrada = msgspec.convert(
             {"cnpj": text(form, "cnpj"), "webhook_url": text(form, "webhook_url"),

@@ -14,6 +14,7 @@ from app.accounts.repository import Perfil
 from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError
+from app.lib.body import single_values
 from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
 NO_STORE = {
@@ -52,35 +53,39 @@ def redirect(visita: Visita, path: str) -> Redirect:
     return Redirect(path, status_code=303, headers=NO_STORE, cookies=visita.cookies)
 
 
-async def form_of(request: Request[Any, Any, Any]) -> dict[str, Any]:
-    """The submitted form: each field's text (a repeated field keeps every value, as a list),
-    bounded to `MAX_FIELD` characters."""
+async def form_of(request: Request[Any, Any, Any], lists: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The submitted form: each field's text, bounded to `MAX_FIELD` characters, and the fields
+    named in `lists` as the list of their values. Any other field given twice is a 400 naming
+    it, as on the API and `/busca`, rather than one of its values taken silently."""
     form = await request.form()
-    values: dict[str, Any] = {}
-    for key in form:
-        items = [str(item)[:MAX_FIELD] for item in form.getall(key)]
-        values[key[:100]] = items if len(items) > 1 else items[0]
-    return values
+    given = {key[:100]: [str(item)[:MAX_FIELD] for item in form.getall(key)] for key in form}
+    values: dict[str, Any] = {name: given.pop(name) for name in lists if name in given}
+    return {**single_values(given), **values}
 
 
 async def action(
-    request: Request[Any, Any, Any], visita: Visita, backends: Backends, gate: Gate
+    request: Request[Any, Any, Any],
+    visita: Visita,
+    backends: Backends,
+    gate: Gate,
+    lists: tuple[str, ...] = (),
 ) -> tuple[Perfil, dict[str, Any]]:
     """An account's form submission, admitted: the signed-in account (else the sign-in page),
-    the form checked against CSRF and other origins, and one unit drawn from the plan."""
+    the form (`form_of`) checked against CSRF and other origins, and one unit drawn from the
+    plan."""
     perfil = require_account(request, visita)
-    form = await form_of(request)
+    form = await form_of(request, lists)
     check_form(request, visita, form, backends.secret)
     await draw(request, gate, visita)
     return perfil, form
 
 
 def text(form: dict[str, Any], name: str) -> str:
-    value = form.get(name, "")
-    return str(value[0] if isinstance(value, list) else value).strip()
+    return str(form.get(name, "")).strip()
 
 
 def texts(form: dict[str, Any], name: str) -> list[str]:
+    """The values of a field `form_of` was told takes a list."""
     value = form.get(name, [])
     return [item.strip() for item in (value if isinstance(value, list) else [value])]
 

@@ -21,7 +21,7 @@ from app.errors import HANDLERS, ErrorBody, http_error_handler
 from app.lib.shedding import PAGES as PAGE_PATHS
 from app.web import account, admin, lots, monitors, search, signin
 from app.web.render import NO_STORE
-from app.web.visit import SignInRequired, sign_in_path, visit
+from app.web.visit import CSRF_FIELD, SignInRequired, sign_in_path, visit
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -42,7 +42,8 @@ def _sign_in(request: Request[Any, Any, Any], error: SignInRequired) -> Response
 
 def _error_page(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:
     """Any error of a page, as a page: the API's handler decides status, message and headers
-    (`Retry-After`...), exactly as for the JSON face."""
+    (`Retry-After`...), exactly as for the JSON face; with the menu of the visit when the error
+    came after it was known."""
     handler = next(h for kind, h in HANDLERS.items() if isinstance(error, kind))
     answer = handler(request, error)  # type: ignore[operator]
     body = answer.content
@@ -50,9 +51,13 @@ def _error_page(request: Request[Any, Any, Any], error: Exception) -> Response[A
     if isinstance(body, bytes):
         message = msgspec.json.decode(body, type=ErrorBody).message
     headers = {k: v for k, v in answer.headers.items() if k.lower() in ("retry-after", "allow")}
+    context = {
+        "status": answer.status_code, "mensagem": message, "path": request.scope["path"],
+        "visita": getattr(request.state, "visita", None), "csrf_field": CSRF_FIELD,
+    }  # fmt: skip
     return Template(
         template_name="erro.html",
-        context={"status": answer.status_code, "mensagem": message, "visita": None},
+        context=context,
         status_code=answer.status_code,
         headers={**NO_STORE, **headers},
     )

@@ -3,8 +3,8 @@ facet counts and pages over the same search service as `/v1/search`, with the qu
 address (shareable); CNAE and city autocomplete; and a company's page with its full record,
 partners, companies related by partner or contact, and similar companies.
 
-Each search, autocomplete and company page draws one unit from the signed-in account's plan
-window, as a call of the API would."""
+Each search, autocomplete and company page that asks the index something draws one unit from
+the signed-in account's plan window, as a call of the API would."""
 
 from __future__ import annotations
 

@@ -77,7 +77,13 @@ def sessions_of(request: Request[Any, Any, Any]) -> Sessions:
 
 
 async def visit(request: Request[Any, Any, Any], backends: NamedDependency[Backends]) -> Visita:
-    """The visit of this request (a Litestar dependency of every page)."""
+    """The visit of this request (a Litestar dependency of every page), kept in the request's
+    state for the page of an error raised after it (its menu)."""
+    request.state.visita = visita = await _visit(request, backends)
+    return visita
+
+
+async def _visit(request: Request[Any, Any, Any], backends: Backends) -> Visita:
     secure = backends.settings.public_url.startswith("https://")
     token = request.cookies.get(SESSION_COOKIE)
     session = await sessions_of(request).find(token)

@@ -5,6 +5,7 @@ account cannot change (revoked, or not a key's id)."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import httpx
 
@@ -122,3 +123,49 @@ def test_search_page_refuses_a_field_given_twice(api_server: Server, make_key: M
     assert twice.status_code == 400
     assert twice.headers["content-type"].startswith("text/html")
     assert "Parâmetro repetido: uf" in twice.text
+
+
+def _post(client: httpx.Client, path: str, pairs: list[tuple[str, str]]) -> httpx.Response:
+    """A form with repeated fields, as a browser sends checkboxes of one name."""
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    return client.post(path, content=urlencode(pairs), headers=form)
+
+
+def test_forms_refuse_a_field_given_twice_and_keep_the_events_chosen(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/lotes")
+        form = [("_csrf", token), ("quantidade", "10"), ("uf", "BA"), ("uf", "SP")]
+        twice = _post(client, "/painel/lotes", form)
+        assert twice.status_code == 400
+        assert "Parâmetro repetido: uf" in twice.text
+        assert "[&#39;BA&#39;" not in twice.text
+        assert 'action="/painel/sair"' in twice.text  # the error page keeps the menu
+        chosen = [("_csrf", token), ("cnpj", "123"), ("webhook_url", "https://example.com/h"),
+                  ("eventos", "empresa.removida")]  # fmt: skip
+        refused = _post(client, "/painel/monitores", chosen)
+        both = _post(client, "/painel/monitores", [*chosen, ("eventos", "empresa.alterada")])
+    assert refused.status_code == 400  # the CNPJ, and the form shown again as it was sent
+    assert re.search(r'value="empresa.removida" checked', refused.text)
+    assert re.search(r'value="empresa.alterada">', refused.text)
+    assert both.status_code == 400
+    assert re.search(r'value="empresa.alterada" checked', both.text)
+
+
+def test_an_administrator_is_shown_no_key_form_the_dashboard_refuses(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    admin = make_key(papel="admin")
+    cookies = {SESSION_COOKIE: api_server.open_session(admin.conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        keys = client.get("/painel/chaves")
+        refused = client.post("/painel/chaves", data={"_csrf": _token(client, "/painel"),
+                                                      "rotulo": "outra"})  # fmt: skip
+    assert keys.status_code == 200
+    assert admin.key_id in keys.text
+    assert 'action="/painel/chaves"' not in keys.text
+    assert "/allowlist" not in keys.text.split("<tbody>")[1].split("</tbody>")[0]
+    assert "registry-admin" in keys.text
+    assert refused.status_code == 403  # the form is gone, and so is what it did
