@@ -89,16 +89,6 @@ Ufs = Annotated[
     msgspec.Meta(max_length=f.MAX_LIST_TEXT, description="UF ou UFs separadas por vírgula.",
                  examples=["PR", "SP,RJ"], extra_json_schema={"pattern": f.UF_LIST}),
 ]  # fmt: skip
-Cidade = Annotated[
-    str,
-    msgspec.Meta(
-        max_length=100,
-        description=(
-            "Município: nome completo (acentos opcionais), código da Receita (4) ou IBGE (7)."
-        ),
-        examples=["Curitiba", "4106902"],
-    ),
-]
 Capital = Annotated[float, msgspec.Meta(ge=0, lt=1e15)]
 Filtro = Annotated[
     str,
@@ -131,7 +121,7 @@ class FiltrosLead(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
         )] | None
     ) = None  # fmt: skip
     uf: Ufs | None = None
-    cidade: Cidade | None = None
+    cidade: f.Cidade | None = None
     porte: (
         Annotated[f.Portes, msgspec.Meta(description="ME, EPP, Demais (ou 01, 03, 05).")] | None
     ) = None

@@ -101,16 +101,6 @@ Uf = Annotated[
 ]
 ComEmail = Annotated[bool, msgspec.Meta(description="Só empresas com e-mail válido.")]
 ComTelefone = Annotated[bool, msgspec.Meta(description="Só empresas com telefone válido.")]
-Cidade = Annotated[
-    str,
-    msgspec.Meta(
-        max_length=100,
-        description=(
-            "Município: nome completo (acentos opcionais), código da Receita (4) ou IBGE (7)."
-        ),
-        examples=["Curitiba", "3550308"],
-    ),
-]
 Cnae = Annotated[
     str,
     msgspec.Meta(
@@ -146,7 +136,7 @@ class BuscaEmpresas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         | None
     ) = None
     uf: Uf | None = None
-    cidade: Cidade | None = None
+    cidade: f.Cidade | None = None
     cnae: Cnae | None = None
     situacao: Situacao | None = None
     com_email: ComEmail | None = None
@@ -168,7 +158,7 @@ class BuscaRegiaoCnae(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     cnae: Cnae
     uf: Uf | None = None
-    cidade: Cidade | None = None
+    cidade: f.Cidade | None = None
     com_email: ComEmail | None = None
     com_telefone: ComTelefone | None = None
     situacao: Situacao | None = None

@@ -112,6 +112,17 @@ Telefone = Annotated[str, documented(32, "^([0-9]{2})?[0-9]{8,9}$")]
 Email = Annotated[str, documented(320, f"^{_EMAIL.pattern}$")]
 Municipio = Annotated[str, documented(100, "[0-9A-Za-z]")]
 """A name (letters needed), or a Receita (4) or IBGE (7) code."""
+Cidade = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=100,
+        description=(
+            "Município: nome completo (acentos opcionais), código da Receita (4) ou IBGE (7)."
+        ),
+        examples=["Curitiba", "4106902"],
+    ),
+]
+"""A city as the agent's tools and the leads take it, described for their schemas."""
 Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR)]
 RegimeFiltro = Annotated[
     str,
