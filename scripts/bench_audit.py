@@ -2,9 +2,10 @@
 
     .venv/bin/python scripts/bench_audit.py [--rows 10000000] [--write 100000] [--rounds 2]
 
-Works in a database of its own, `<DATABASE_URL's database>_bench_audit`, made (and migrated) on
-the server of `DATABASE_URL` and dropped at the end unless `--keep`. Fills `auditoria` with
-`--rows` calls spread over 500 keys, five routes and a path per call, then prints:
+Works in a database of its own, `<DATABASE_URL's database>_bench_audit`, made anew (and
+migrated) on the server of `DATABASE_URL` and dropped at the end unless `--keep`. Fills
+`auditoria` with `--rows` calls spread over 500 keys, five routes and a path per call, then
+prints:
 
 - the listing's own functions (`repository.page` of 51 rows and `repository.count`) in ms,
   for each filter of `FILTERS`;
@@ -21,16 +22,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from scratch import drop_database, fresh_database
+
 from app.audit import repository
 from app.audit.repository import Entrada, Filtro
 from app.audit.writer import BATCH
-from app.lib.migrate import migrate
 
 FILL = """
 INSERT INTO auditoria (chave_id, metodo, rota, operacao, caminho, ip, user_agent, status, em,
@@ -59,11 +61,6 @@ CANDIDATES = {
         "CREATE INDEX bench_caminho ON auditoria (caminho, id)",
     ],
 }
-
-
-def _database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 async def listing(url: str) -> None:
@@ -101,14 +98,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     args = parser.parse_args()
-    admin_url = os.environ["DATABASE_URL"]
-    name = urlsplit(admin_url).path.strip("/") + "_bench_audit"
-    url = _database(admin_url, name)
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
+    base = os.environ["DATABASE_URL"]
+    name = urlsplit(base).path.strip("/") + "_bench_audit"
+    url = fresh_database(base, name)
     try:
-        migrate(url)
         start = time.perf_counter()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(FILL, {"rows": args.rows})
@@ -128,8 +121,7 @@ def main() -> None:
                     conn.execute("DROP INDEX IF EXISTS bench_rota, bench_caminho")
     finally:
         if not args.keep:
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            drop_database(base, name)
 
 
 if __name__ == "__main__":
