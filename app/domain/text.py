@@ -160,6 +160,12 @@ def _normalize_name(text: str) -> str:
     return " ".join(name_tokens(text))
 
 
+def has_phrase(name: str, phrase: str) -> bool:
+    """Whether the normalised `name` holds the normalised `phrase` as whole words in a row, as
+    a phrase search on the name matches it."""
+    return f" {phrase} " in f" {name} "
+
+
 def is_code(text: str) -> bool:
     """Whether `text` is only ASCII digits (and not empty): `str.isdigit` also takes ², ٤ and
     full-width digits, which no code of Receita or IBGE is written with."""

@@ -16,7 +16,7 @@ from app.context import Backends
 from app.domain import cnpj
 from app.domain.record import Socio
 from app.domain.summary import Resumo, resumo
-from app.domain.text import is_code, normalize_name, partner_key
+from app.domain.text import has_phrase, is_code, normalize_name, partner_key
 from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
@@ -39,7 +39,10 @@ class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             str,
             msgspec.Meta(
                 max_length=MAX_NAME,
-                description="Nome do sócio; acentos, caixa e sufixos não importam.",
+                description=(
+                    "Nome do sócio; acentos, caixa e sufixos não importam. Sozinho, casa como "
+                    "frase (parte do nome); com doc ou idade, é o nome completo do sócio."
+                ),
                 examples=["Maria da Silva"],
             ),
         ]
@@ -64,7 +67,7 @@ class BuscaSocios(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             str,
             msgspec.Meta(
                 max_length=8,
-                description="Faixa etária da Receita, 0 a 9 (só com nome).",
+                description="Faixa etária da Receita, 0 a 9 (só com o nome completo).",
                 examples=["5"],
                 # documented only: `_filters` refuses the rest saying what idade holds
                 extra_json_schema={"pattern": "^[0-9]$"},
@@ -158,12 +161,23 @@ def query(filters: Filtros) -> dict[str, Any]:
 
 
 def _matching_partners(partners: list[Socio], filters: Filtros) -> list[Socio]:
+    """The partners the query matched: the name as a phrase (alone) or whole (with a document
+    or an age band, as `query` keys them), the document and the age band."""
+    whole = filters.doc is not None or filters.idade is not None
     return [
         partner
         for partner in partners
-        if (not filters.nome or normalize_name(partner.nome) == filters.nome)
+        if (
+            not filters.nome
+            or (normalize_name(partner.nome) == filters.nome if whole
+                else has_phrase(normalize_name(partner.nome), filters.nome))
+        )
         and (not filters.doc or partner.documento == filters.doc)
-    ]
+        and (
+            not filters.idade
+            or (partner.faixa_etaria is not None and partner.faixa_etaria.codigo == filters.idade)
+        )
+    ]  # fmt: skip
 
 
 async def relacionados(backends: Backends, entrada: BuscaSocios) -> Pagina:

@@ -15,7 +15,7 @@ import msgspec
 from app.context import Backends
 from app.domain import cnpj
 from app.domain.summary import Fonte, Resumo, resumo
-from app.domain.text import digits, normalize_name, partner_key
+from app.domain.text import digits, has_phrase, normalize_name, partner_key
 from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
@@ -173,18 +173,19 @@ def _shared(tipo: str, source: Fonte, alvo: _Alvo) -> list[str]:
     if tipo == "socio":
         keys = source.busca.socios_chaves if source.busca else []
         shared = [alvo.labels[key] for key in keys if key in alvo.labels]
-        names = {normalize_name(s.nome): s.nome for s in source.socios}
+        phrases = [label for label in alvo.labels if "|" not in label]  # a name, as typed
         shared += [
-            names[name] for name in alvo.labels if name in names and names[name] not in shared
-        ]
-        return shared
+            s.nome for s in source.socios
+            if any(has_phrase(normalize_name(s.nome), phrase) for phrase in phrases)
+        ]  # fmt: skip
+        return list(dict.fromkeys(shared))
     if tipo == "telefone":
         phones = source.contato.telefones if source.contato else []
         keys = [_phone_key(t.ddd, t.numero) for t in phones]
         shared = [alvo.labels[key] for key in keys if key in alvo.labels]
         loose = [k for k in alvo.labels if len(k) <= 9]  # a number given without its DDD
         shared += [alvo.labels[k] for k in loose if any(t.numero == k for t in phones)]
-        return shared
+        return list(dict.fromkeys(shared))  # a number without DDD matches both ways
     if tipo == "email":
         emails = source.contato.emails if source.contato else []
         return [alvo.labels[e.lower()] for e in emails if e.lower() in alvo.labels]

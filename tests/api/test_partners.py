@@ -18,9 +18,14 @@ def _rows(*rows: list[str]) -> bytes:
     return "".join(";".join(f'"{v}"' for v in row) + "\n" for row in rows).encode("latin-1")
 
 
+PHONE = "88445077"
+"""A phone both companies list without a DDD."""
+
+
 def _establishment(root: str, order: str, dv: str, trade: str) -> list[str]:
     return [root, order, dv, "1", trade, "02", "20200101", "00", "", "", "20200101", "6204000",
-            "", "RUA", "A", "1", "", "CENTRO", "70836900", "DF", "9701", *[""] * 9]  # fmt: skip
+            "", "RUA", "A", "1", "", "CENTRO", "70836900", "DF", "9701", "", PHONE,
+            *[""] * 7]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +117,8 @@ NAMESAKE_ORDER = sorted([RELATED, NAMESAKE, SERPRO])
         ({"nome": "andre de cesero", "idade": "6"}, NAMESAKE_ORDER),
         ({"nome": "andre de cesero", "idade": "9"}, []),
         ({"nome": "GILENO GURJAO BARRETO"}, [SERPRO]),
+        ({"nome": "de cesero"}, NAMESAKE_ORDER),  # part of the name: a phrase
+        ({"nome": "Gurjão"}, [SERPRO]),
     ],
 )
 def test_related_filters(
@@ -169,3 +176,18 @@ def test_related_cursor_bound_to_its_filters(partners_api: httpx.Client) -> None
     assert _related(partners_api, nome="outro nome", limit=1, cursor=cursor).status_code == 400
     tampered = cursor[:-4] + ("AAAA" if not cursor.endswith("AAAA") else "BBBB")
     assert _related(partners_api, nome="andre de cesero", cursor=tampered).status_code == 400
+
+
+def test_related_by_part_of_a_name_or_a_phone_lists_what_is_shared_once(
+    partners_api: httpx.Client,
+) -> None:
+    by_name = partners_api.get("/v1/relacionadas", params={"kind": "socio", "value": "de cesero"})
+    assert by_name.status_code == 200
+    shared = {item["cnpj"]: item["em_comum"] for item in by_name.json()["data"]}
+    assert shared == {
+        RELATED: ["ANDRÉ DE CESERO"], NAMESAKE: ["ANDRE DE CESERO"], SERPRO: ["ANDRE DE CESERO"],
+    }  # fmt: skip
+    by_phone = partners_api.get("/v1/relacionadas", params={"kind": "telefone", "value": PHONE})
+    assert by_phone.status_code == 200
+    shared = {item["cnpj"]: item["em_comum"] for item in by_phone.json()["data"]}
+    assert shared == {RELATED: [PHONE], NAMESAKE: [PHONE]}
