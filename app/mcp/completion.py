@@ -17,6 +17,8 @@ from app.mcp.protocol import INVALID_PARAMS, RpcError
 
 MAX_VALUES = 100
 MAX_VALUE = 100
+SEARCHED = 20
+"""Values a catalog search offers (its best ones); `total` says how many match in all."""
 _UF_NAMES = {"uf"}
 _CNAE_NAMES = {"cnae", "codigo", "segmento"}
 _CITY_NAMES = {"cidade", "municipio"}
@@ -40,34 +42,40 @@ def _known_arguments(ref: dict[str, Any]) -> set[str]:
     raise RpcError(INVALID_PARAMS, "ref.type deve ser ref/prompt ou ref/resource.")
 
 
-async def _values(backends: Backends, name: str, value: str, context: dict[str, Any]) -> list[str]:
+async def _values(
+    backends: Backends, name: str, value: str, context: dict[str, Any]
+) -> tuple[list[str], int]:
+    """The values offered for argument `name` and how many there are in all (a catalog search
+    offers its best 20 of `total`)."""
     if name in _UF_NAMES:
         typed = normalize(value)
         if value.strip() and not typed:  # typed something, but nothing a UF could start with
-            return []
-        return [
+            return [], 0
+        ufs = [
             uf for uf in codes.UFS
             if uf.lower().startswith(typed) or normalize(codes.UF_NOMES[uf]).startswith(typed)
         ]  # fmt: skip
+        return ufs, len(ufs)
     if name == "escopo":
-        return [scope for scope in _SCOPES if scope.startswith(value.lower())]
+        scopes = [scope for scope in _SCOPES if scope.startswith(value.lower())]
+        return scopes, len(scopes)
     if not value.strip():
-        return []
+        return [], 0
     if name == "codigo" and len(value.strip()) == 1 and value.strip().isalpha():
         section = value.strip().upper()  # a section of the resource template
-        return [section] if section in _SECTIONS else []
+        return ([section], 1) if section in _SECTIONS else ([], 0)
     if name in _CNAE_NAMES:
-        found = await search_cnaes(backends, BuscaCnae(query=value, limit=20))
+        found = await search_cnaes(backends, BuscaCnae(query=value, limit=SEARCHED))
         if name == "segmento":
-            return [item.descricao for item in found.data if item.descricao]
-        return [item.codigo_formatado for item in found.data]
+            return [item.descricao for item in found.data if item.descricao], found.total
+        return [item.codigo_formatado for item in found.data], found.total
     if name in _CITY_NAMES:
         uf = str(context.get("uf", "")).upper() or None
         cities = await search_cities(
-            backends, BuscaCidade(query=value, uf=uf if uf in codes.UFS else None, limit=20)
+            backends, BuscaCidade(query=value, uf=uf if uf in codes.UFS else None, limit=SEARCHED)
         )
-        return [city.nome for city in cities.data]
-    return []
+        return [city.nome for city in cities.data], cities.total
+    return [], 0
 
 
 async def complete(backends: Backends, params: dict[str, Any]) -> dict[str, Any]:
@@ -80,16 +88,13 @@ async def complete(backends: Backends, params: dict[str, Any]) -> dict[str, Any]
     context = params.get("context") or {}
     arguments = context.get("arguments") if isinstance(context, dict) else None
     values: list[str] = []
+    total = 0
     if name in _known_arguments(ref):
         given = arguments if isinstance(arguments, dict) else {}
         try:
-            values = await _values(backends, name, value, given)
+            values, total = await _values(backends, name, value, given)
         except BadRequestError:  # text the catalog cannot search (no letters...): no values
-            values = []
-    return {
-        "completion": {
-            "values": values[:MAX_VALUES],
-            "total": len(values),
-            "hasMore": len(values) > MAX_VALUES,
-        }
-    }
+            values, total = [], 0
+    shown = values[:MAX_VALUES]
+    total = max(total, len(values))
+    return {"completion": {"values": shown, "total": total, "hasMore": total > len(shown)}}

@@ -245,3 +245,21 @@ def test_market_counts_agree_with_search(client: httpx.Client) -> None:
     unknown = client.get("/v1/mercado", params={"segmento": "zzzqqqxxx"})
     assert unknown.status_code == 400
     assert "descobrir_segmentos_cnae" in unknown.json()["message"]
+
+
+def test_completion_counts_what_the_catalog_matches_as_rest_does(client: httpx.Client) -> None:
+    cases = [
+        ({"type": "ref/prompt", "name": "gerar_leads_b2b"}, "cidade", "sao",
+         "/v1/search/cidade"),
+        ({"type": "ref/resource", "uri": "service://cnaes/{codigo}"}, "codigo", "47",
+         "/v1/search/cnae"),
+    ]  # fmt: skip
+    for ref, name, value, path in cases:
+        answer = rpc(
+            client, "completion/complete", {"ref": ref, "argument": {"name": name, "value": value}}
+        )
+        completion = answer.json()["result"]["completion"]
+        rest = client.get(path, params={"query": value}).json()
+        assert completion["total"] == rest["total"], (name, completion)
+        assert rest["total"] > len(completion["values"]) > 0, name  # the sample has more
+        assert completion["hasMore"] is True
