@@ -2,7 +2,9 @@
 always describe the release being served) and two texts (docs, examples).
 
 Rendered documents are kept per release in each process (a few hundred KB in all), so
-`resources/list` can give every resource's size without reading the catalog each time."""
+`resources/list` can give every resource's size without reading the catalog each time. The
+texts and the UFs depend on no release: they are read, and listed with their size, while
+Elasticsearch is down."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from elasticsearch import ApiError, TransportError
 
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, ReferenciaItem, catalog_name
 from app.domain.text import is_code, normalize
+from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body, decoder
 from app.mcp.protocol import RESOURCE_NOT_FOUND, RpcError
 
@@ -36,6 +40,8 @@ class Resource:
     description: str
     mime_type: str
     render: Callable[[Backends], Awaitable[bytes]]
+    fixed: bool = False
+    """Whether the document is the same for every release (no catalog read)."""
 
 
 Catalog = Callable[[str, Any], Awaitable[list[Any]]]
@@ -174,7 +180,7 @@ RESOURCES = (
              JSON, _render_cnaes),
     Resource("service://ufs", "ufs", "Unidades federativas",
              "As 27 UFs: sigla, nome, nome normalizado (sem acentos, minúsculo) e código IBGE.",
-             JSON, _render_ufs),
+             JSON, _render_ufs, fixed=True),
     Resource("service://municipios", "municipios", "Municípios",
              "Municípios usados nos filtros de cidade, UF e CEP: código da Receita (4 dígitos), "
              "código IBGE (7), nome e UF, com quantos estabelecimentos cada um tem.",
@@ -190,10 +196,10 @@ RESOURCES = (
              JSON, _reference("pais", "Países da publicação atual da Receita.")),
     Resource("service://docs", "docs", "Documentação para agentes",
              "Autenticação, limites, custos, esquemas e a sequência recomendada de ferramentas.",
-             MARKDOWN, _text("docs.md")),
+             MARKDOWN, _text("docs.md"), fixed=True),
     Resource("service://exemplos", "exemplos", "Exemplos",
              "Chamadas de ferramentas, chamadas REST, filtros de empresas, leads e validação.",
-             MARKDOWN, _text("exemplos.md")),
+             MARKDOWN, _text("exemplos.md"), fixed=True),
 )  # fmt: skip
 BY_URI = {resource.uri: resource for resource in RESOURCES}
 
@@ -216,6 +222,7 @@ class Rendered:
         self._release: str | None = None
         self._bodies: dict[str, bytes] = {}
         self._catalogs: dict[str, list[Any]] = {}
+        self._fixed: dict[str, bytes] = {}
 
     async def _current(self, backends: Backends) -> None:
         names = msgspec.json.decode(
@@ -226,15 +233,23 @@ class Rendered:
             self._release, self._bodies, self._catalogs = release, {}, {}
 
     async def get(self, backends: Backends, resource: Resource) -> bytes:
-        await self._current(backends)
-        found = self._bodies.get(resource.uri)
-        if found is None:
-            found = self._bodies[resource.uri] = await resource.render(backends)
+        """The document of `resource`; 503 naming the catalog when it cannot be read."""
+        if resource.fixed:
+            found = self._fixed.get(resource.uri)
+            if found is None:
+                found = self._fixed[resource.uri] = await resource.render(backends)
+            return found
+        try:
+            await self._current(backends)
+            found = self._bodies.get(resource.uri)
+            if found is None:
+                found = self._bodies[resource.uri] = await resource.render(backends)
+        except (ApiError, TransportError) as error:
+            raise elastic_failure(error, CATALOG_UNAVAILABLE) from error
         return found
 
     async def read(self, backends: Backends, template: Template, value: str) -> bytes:
         """The document of `template` for `value`, from the release's cached catalog."""
-        await self._current(backends)
 
         async def catalog(tipo: str, kind: Any) -> list[Any]:
             found = self._catalogs.get(tipo)
@@ -242,7 +257,11 @@ class Rendered:
                 found = self._catalogs[tipo] = await _catalog(backends, tipo, kind)
             return found
 
-        return await template.render(catalog, value)
+        try:
+            await self._current(backends)
+            return await template.render(catalog, value)
+        except (ApiError, TransportError) as error:
+            raise elastic_failure(error, CATALOG_UNAVAILABLE) from error
 
 
 def read_template(uri: str) -> tuple[Template, str] | None:
@@ -253,11 +272,12 @@ def read_template(uri: str) -> tuple[Template, str] | None:
     return None
 
 
-def listed(resource: Resource, size: int) -> dict[str, Any]:
-    return {
+def listed(resource: Resource, size: int | None) -> dict[str, Any]:
+    entry = {
         "uri": resource.uri, "name": resource.name, "title": resource.title,
-        "description": resource.description, "mimeType": resource.mime_type, "size": size,
+        "description": resource.description, "mimeType": resource.mime_type,
     }  # fmt: skip
+    return entry if size is None else {**entry, "size": size}
 
 
 def listed_template(template: Template) -> dict[str, Any]:

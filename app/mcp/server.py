@@ -22,7 +22,7 @@ from app.accounts.keys import redacted
 from app.auth.gate import MISSING
 from app.auth.middleware import RequestAccess
 from app.context import Backends
-from app.errors import AppError, UnauthorizedError, elastic_failure
+from app.errors import AppError, UnauthorizedError, UnavailableError, elastic_failure
 from app.lib.body import convert
 from app.lib.operations import charge
 from app.mcp import completion, prompts, resources, tools
@@ -225,10 +225,15 @@ def initialize(context: Context, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def list_resources(context: Context) -> dict[str, Any]:
+    """Every resource, with its size when its document can be read now (the catalog's, while
+    Elasticsearch is down, are listed without it)."""
     listed = []
     for resource in resources.RESOURCES:
-        content = await context.rendered.get(context.backends, resource)
-        listed.append(resources.listed(resource, len(content)))
+        try:
+            content: bytes | None = await context.rendered.get(context.backends, resource)
+        except UnavailableError:
+            content = None
+        listed.append(resources.listed(resource, None if content is None else len(content)))
     return {"resources": listed}
 
 

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 import pytest
 from elasticsearch import Elasticsearch
 
+from app.errors import CATALOG_UNAVAILABLE
+from app.mcp import protocol
+from app.mcp.resources import RESOURCES
 from tests.conftest import SERPRO, Server, serving, stored
+from tests.mcp.conftest import rpc
 
 FEATURES = [
     ("GET", f"/v1/cnpj/{SERPRO}", None),
@@ -119,3 +123,40 @@ def test_lookup_with_a_shard_missing_is_503_not_unknown(
     """A CNPJ that may sit on the missing shard is not answered 404 (or left out of a batch as
     unknown): the release cannot be read whole, so 503 with `Retry-After`."""
     assert_unavailable(shard_missing, method, path, body)
+
+
+def test_agent_resources_of_no_release_read_while_the_catalog_fails(closed: Server) -> None:
+    with closed.client() as client:
+        docs = rpc(client, "resources/read", {"uri": "service://docs"})
+        ufs = rpc(client, "resources/read", {"uri": "service://ufs"})
+        cnaes = rpc(client, "resources/read", {"uri": "service://cnaes"})
+        cities = rpc(client, "resources/read", {"uri": "service://municipios/SP"})
+        listed = rpc(client, "resources/list")
+    assert "Autenticação" in docs.json()["result"]["contents"][0]["text"]
+    assert '"SP"' in ufs.json()["result"]["contents"][0]["text"]
+    for failed in (cnaes, cities):
+        assert failed.status_code == 503
+        error = failed.json()["error"]
+        assert error["code"] == protocol.UNAVAILABLE
+        assert error["message"] == CATALOG_UNAVAILABLE
+    entries = {entry["uri"]: entry for entry in listed.json()["result"]["resources"]}
+    assert len(entries) == len(RESOURCES)
+    sized = {uri for uri, entry in entries.items() if "size" in entry}
+    assert sized == {"service://docs", "service://exemplos", "service://ufs"}
+
+
+def test_agent_docs_and_ufs_read_with_elasticsearch_unreachable(peer_alias: str) -> None:
+    server = Server(peer_alias, workers=1, env={"ELASTICSEARCH_URL": "http://127.0.0.1:1"})
+    try:
+        with server.client() as client:
+            docs = rpc(client, "resources/read", {"uri": "service://docs"})
+            ufs = rpc(client, "resources/read", {"uri": "service://ufs"})
+            cnaes = rpc(client, "resources/read", {"uri": "service://cnaes"})
+            listed = rpc(client, "resources/list")
+    finally:
+        server.stop()
+    assert docs.status_code == ufs.status_code == listed.status_code == 200
+    assert "Autenticação" in docs.json()["result"]["contents"][0]["text"]
+    assert cnaes.status_code == 503
+    assert cnaes.json()["error"]["message"] == CATALOG_UNAVAILABLE
+    assert len(listed.json()["result"]["resources"]) == len(RESOURCES)
