@@ -80,13 +80,21 @@ def _words(raw: str, field: str = "query") -> str:
     return " ".join(words.split()[:8])
 
 
+TYPOS = (("AUTO:3,100", 2), ("AUTO:3,8", 1))
+"""A typed word's typos and their scores: one edit from 3 letters on, two from 8 on (`AUTO`
+allows two from 6 letters, so `curitba` found Curiúva), and fewer edits score more."""
+
+
 def _word(word: str) -> dict[str, Any]:
-    """One typed word: a prefix of an indexed word, or the word with a typo."""
-    either = [
-        {"prefix": {"busca": word}},
-        {"match": {"busca": {"query": word, "fuzziness": "AUTO", "prefix_length": 1}}},
-    ]
-    return _constant({"bool": {"should": either}}, 1)
+    """One typed word: a prefix of an indexed word (scored 3), or the word with typos (scored
+    by `TYPOS`), so what was typed right ranks before what a typo reaches."""
+    either = [_constant({"prefix": {"busca": word}}, 3)]
+    either += [
+        _constant({"match": {"busca": {"query": word, "fuzziness": fuzziness,
+                                       "prefix_length": 1}}}, score)
+        for fuzziness, score in TYPOS
+    ]  # fmt: skip
+    return {"bool": {"should": either, "minimum_should_match": 1}}
 
 
 def _constant(query: dict[str, Any], boost: float) -> dict[str, Any]:

@@ -85,6 +85,13 @@ def test_cnae_by_description_words(api: httpx.Client, typed: str, expected: str)
     assert expected in codes, (typed, codes)
 
 
+def test_cnae_typo_ranks_after_words_typed_right(api: httpx.Client) -> None:
+    typo = [item["codigo"] for item in _data(api, "/search/cnae", query="padria", limit=50)]
+    assert "4721102" in typo[:3]  # padaria, one edit away; `para` (two) is not offered
+    assert not any("para" in item["descricao"].lower().split()
+                   for item in _data(api, "/search/cnae", query="padria", limit=50))  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("typed", "params"),
     [
@@ -116,7 +123,8 @@ def test_city_counts_match_the_release(api: httpx.Client, es: Elasticsearch, ali
 
 
 def test_city_typo_and_uf_filter(api: httpx.Client) -> None:
-    assert _data(api, "/search/cidade", query="curitba")[0]["nome"] == "Curitiba"
+    # one edit in a word under 8 letters: Curiúva and Cuiabá are two away
+    assert [item["nome"] for item in _data(api, "/search/cidade", query="curitba")] == ["Curitiba"]
     in_rj = _data(api, "/search/cidade", query="sao", uf="RJ", limit=50)
     assert in_rj
     assert {item["uf"] for item in in_rj} == {"RJ"}
