@@ -26,6 +26,8 @@ class Prompt:
     arguments: tuple[Argument, ...]
     template: str
     """`str.format` text over the arguments (missing optional ones read as `(não informado)`)."""
+    one_of: tuple[str, ...] = ()
+    """Optional arguments of which at least one must be given."""
 
     def listed(self) -> dict[str, Any]:
         return {
@@ -47,11 +49,17 @@ class Prompt:
             raise RpcError(INVALID_PARAMS, f"Argumento desconhecido: {', '.join(unknown)}.",
                           data={"aceitos": sorted(known)})  # fmt: skip
         for name, value in values.items():
-            if not isinstance(value, str) or len(value) > MAX_ARGUMENT:
+            if not isinstance(value, str):
+                raise RpcError(INVALID_PARAMS, f"{name}: o valor deve ser texto.")
+            if len(value) > MAX_ARGUMENT:
                 raise RpcError(INVALID_PARAMS, f"{name}: texto de até {MAX_ARGUMENT} caracteres.")
+        values = {name: value.strip() for name, value in values.items()}
         missing = [a.name for a in self.arguments if a.required and not values.get(a.name)]
         if missing:
             raise RpcError(INVALID_PARAMS, f"Argumento obrigatório: {', '.join(missing)}.")
+        if self.one_of and not any(values.get(name) for name in self.one_of):
+            named = " ou ".join(self.one_of)
+            raise RpcError(INVALID_PARAMS, f"Informe ao menos um destes argumentos: {named}.")
         filled = {a.name: values.get(a.name) or "(não informado)" for a in self.arguments}
         return {
             "description": self.description,
@@ -148,7 +156,7 @@ PROMPTS = (
     Prompt(
         "pesquisar_socios", "Pesquisar sócios",
         "Mapeia as empresas de uma pessoa ou as ligações societárias de uma empresa.",
-        (Argument("nome", "Nome do sócio (pessoa ou empresa)."),
+        (Argument("nome", "Nome do sócio (pessoa ou empresa); este, o cnpj ou os dois."),
          Argument("cnpj", "CNPJ de uma empresa para partir do quadro societário dela.")),
         "Pesquise sócios. Nome: {nome}. CNPJ: {cnpj}.\n"
         "- Com um nome: buscar_socios_relacionados com o nome (a Receita mascara CPFs, então "
@@ -156,6 +164,7 @@ PROMPTS = (
         "- Com um CNPJ: consultar_cnpj para o QSA, depois encontrar_empresas_relacionadas com "
         "kind=socio e o CNPJ.\n"
         "Monte a rede: empresas, sócios em comum e situação de cada uma.",
+        one_of=("nome", "cnpj"),
     ),
 )  # fmt: skip
 BY_NAME = {prompt.name: prompt for prompt in PROMPTS}

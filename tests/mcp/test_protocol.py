@@ -171,6 +171,17 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         protocol.INVALID_PARAMS,
     )
     _error(rpc(anonymous, "tools/list", {"cursor": "x"}), 200, protocol.INVALID_PARAMS)
+    for name, arguments, said in (
+        ("gerar_leads_b2b", {"objetivo": "   "}, "obrigatório: objetivo"),  # blank is missing
+        ("pesquisar_socios", {}, "nome ou cnpj"),  # at least one of the two
+        ("validar_fornecedor", {"cnpj": 7}, "texto"),
+    ):
+        refused = _error(rpc(anonymous, "prompts/get", {"name": name, "arguments": arguments}),
+                         200, protocol.INVALID_PARAMS)  # fmt: skip
+        assert said in refused["error"]["message"], (name, refused)
+    partners = rpc(anonymous, "prompts/get", {"name": "pesquisar_socios",
+                                              "arguments": {"nome": " Maria "}})  # fmt: skip
+    assert "Nome: Maria." in partners.json()["result"]["messages"][0]["content"]["text"]
 
 
 def test_tool_failures_are_results_an_agent_can_act_on(keyed: httpx.Client) -> None:
