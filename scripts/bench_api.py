@@ -24,12 +24,10 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from loadgen import MakeRequest, bench_key, open_loop  # noqa: E402
 
 from app.domain.cnpj import check_digits  # noqa: E402
 from indexer import elastic  # noqa: E402
+from scripts.loadgen import MakeRequest, bench_key, open_loop  # noqa: E402
 
 
 def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
@@ -37,7 +35,7 @@ def sample_cnpjs(es_url: str, alias: str, count: int, seed: int) -> list[str]:
     hits = es.search(
         index=alias,
         size=count,
-        source=["cnpj"],
+        source_includes=["cnpj"],
         query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
     )["hits"]["hits"]
     es.close()

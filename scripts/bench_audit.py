@@ -28,11 +28,10 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scratch import drop_database, fresh_database
-
 from app.audit import repository
 from app.audit.repository import Entrada, Filtro
 from app.audit.writer import BATCH
+from scripts.scratch import drop_database, fresh_database
 
 FILL = """
 INSERT INTO auditoria (chave_id, metodo, rota, operacao, caminho, ip, user_agent, status, em,

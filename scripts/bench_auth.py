@@ -30,9 +30,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadgen import bench_key, schedule  # noqa: E402
-
 from app.core import create_app  # noqa: E402
+from scripts.loadgen import bench_key, schedule  # noqa: E402
 
 PATH = "/v1/cnpj/validar/11222333000181"
 

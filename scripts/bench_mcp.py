@@ -25,10 +25,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
 
-from bench_api import sample_cnpjs  # noqa: E402
-from loadgen import bench_key  # noqa: E402
+from scripts.bench_api import sample_cnpjs  # noqa: E402
+from scripts.loadgen import bench_key  # noqa: E402
 
 LUA = """
 local cnpjs = {%(cnpjs)s}

@@ -23,9 +23,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from loadgen import bench_key  # noqa: E402
+from scripts.loadgen import bench_key  # noqa: E402
 
 PYTHON = sys.executable
 

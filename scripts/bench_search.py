@@ -31,14 +31,12 @@ import aiohttp
 from elasticsearch import Elasticsearch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
-
-from loadgen import bench_key, bench_session, open_loop  # noqa: E402
-from search_eval import spelling_variants, variants  # noqa: E402
 
 from app.domain.codes import ADDRESS_UFS  # noqa: E402
 from indexer.warm import SAMPLE_FIELDS, sample  # noqa: E402
+from scripts.loadgen import bench_key, bench_session, open_loop  # noqa: E402
+from scripts.search_eval import spelling_variants, variants  # noqa: E402
 
 PATHS = {
     "search": "/v1/search",
@@ -85,7 +83,7 @@ def requests_for(
             made.append({"q" if endpoint == "search" else "nome": typed, "limit": "20"})
         elif endpoint == "seek":
             uf = address.get("uf") if address.get("uf") in ADDRESS_UFS else "SP"  # no dirty UF
-            options = [
+            options: list[dict[str, Any]] = [
                 {"uf": uf, "cnae": cnae[:2]},
                 {"nome": name.split(" ")[0] if name else "comercio", "uf": uf},
                 {"cep": (address.get("cep") or "01001000")[:5], "situacao": "ativa"},

@@ -29,13 +29,11 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from bench_api import sample_cnpjs  # noqa: E402
-from bench_search import PAGES, PATHS, requests_for, sample_documents  # noqa: E402
-from loadgen import bench_key, bench_session  # noqa: E402
 
 from app.settings import get_settings  # noqa: E402
+from scripts.bench_api import sample_cnpjs  # noqa: E402
+from scripts.bench_search import PAGES, PATHS, requests_for, sample_documents  # noqa: E402
+from scripts.loadgen import bench_key, bench_session  # noqa: E402
 
 
 def _targets(addresses: list[str], headers: list[str]) -> Path:

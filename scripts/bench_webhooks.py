@@ -129,7 +129,7 @@ async def make_monitors(database: str, count: int, port: int, alias: str = ALIAS
     es = create_client(settings.elasticsearch_url, settings.request_timeout)
     try:
         response = await es.search(
-            index=alias, size=10000, source=["cnpj"], query={"match_all": {}}
+            index=alias, size=10000, source_includes=["cnpj"], query={"match_all": {}}
         )
         hits = msgspec.json.decode(body(response))["hits"]["hits"]
         numbers = sorted(hit["_source"]["cnpj"] for hit in hits)

@@ -25,11 +25,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from loadgen import bench_key  # noqa: E402
 
 from app.settings import get_settings  # noqa: E402
+from scripts.loadgen import bench_key  # noqa: E402
 
 LUA = """
 local cnpjs = {%(cnpjs)s}

@@ -23,13 +23,12 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from loadgen import BENCH_PLAN, bench_key  # noqa: E402
+sys.path.insert(0, str(ROOT))
 
 from app.accounts import service  # noqa: E402
 from app.accounts.keys import check_secret  # noqa: E402
 from app.settings import get_settings  # noqa: E402
+from scripts.loadgen import BENCH_PLAN, bench_key  # noqa: E402
 
 
 def hooks_env() -> dict[str, str]:

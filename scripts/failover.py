@@ -73,7 +73,8 @@ def sample_reads(urls: str, alias: str, count: int = 200) -> tuple[list[str], li
     """CNPJs to look up and words to search for, from the release."""
     es = elastic.connect(urls)
     try:
-        hits = es.search(index=alias, size=count, source=["cnpj", "razao_social"])["hits"]["hits"]
+        found = es.search(index=alias, size=count, source_includes=["cnpj", "razao_social"])
+        hits = found["hits"]["hits"]
     finally:
         es.close()
     cnpjs = [hit["_source"]["cnpj"] for hit in hits]

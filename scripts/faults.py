@@ -253,7 +253,7 @@ async def _status(session: aiohttp.ClientSession, url: str) -> dict[str, Any]:
 
 async def _down_in_status(session: aiohttp.ClientSession, url: str, name: str) -> bool:
     found = await _status(session, url)
-    return found.get("dependencies", {}).get(name, {}).get("status") == "down"
+    return bool(found.get("dependencies", {}).get(name, {}).get("status") == "down")
 
 
 async def _answers(session: aiohttp.ClientSession, url: str, key: str, name: str) -> bool:
@@ -419,7 +419,7 @@ class Stack:
         self.worker = self.start_worker()
         self.key, self.key_id = asyncio.run(issue_key(self.database, "faults@example.com"))
         self.lots_key, _ = asyncio.run(issue_key(self.database, "faults-lots@example.com"))
-        hits = self.es.search(index=alias, size=300, source=["cnpj", "razao_social"])
+        hits = self.es.search(index=alias, size=300, source_includes=["cnpj", "razao_social"])
         self.cnpjs = [hit["_source"]["cnpj"] for hit in hits["hits"]["hits"]]
         self.words = sorted(
             {

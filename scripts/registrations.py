@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     with args.out.open("w", encoding="latin-1", newline="") as out:
-        count = write(registrations(args.release, args.share, args.seed), out)  # type: ignore[arg-type]
+        count = write(registrations(args.release, args.share, args.seed), out)
     print(f"{count} registrations written to {args.out}")
 
 

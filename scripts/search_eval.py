@@ -62,7 +62,6 @@ import msgspec
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from app.domain.cnpj import check_digits  # noqa: E402
 
@@ -188,7 +187,7 @@ def _write_zip(path: Path, member: str, rows: list[list[str]]) -> None:
 
 def build_release(out: Path, background: int, seed: int = 11) -> None:
     """The evaluation release in `out` (see the module docstring)."""
-    from generate_month import generate
+    from scripts.generate_month import generate
 
     if out.exists():
         shutil.rmtree(out)
@@ -285,9 +284,9 @@ def variants(name: str, rng: random.Random) -> dict[str, str]:
         i = rng.choice(splittable)
         cut = len(core[i]) // 2
         found["split"] = " ".join([*core[:i], core[i][:cut], core[i][cut:], *core[i + 1 :]])
-    for typed in range(1, len(core)):
-        if len(core[typed]) >= 4:
-            found["prefix"] = " ".join([*core[:typed], core[typed][:3]]).lower()
+    for last in range(1, len(core)):
+        if len(core[last]) >= 4:
+            found["prefix"] = " ".join([*core[:last], core[last][:3]]).lower()
             break
     return {kind: text for kind, text in found.items() if kind == "exact" or text != name}
 
@@ -539,7 +538,7 @@ def main() -> None:
         args.out.write_bytes(msgspec.json.format(msgspec.json.encode(made), indent=1) + b"\n")
         print(f"{len(made)} labelled queries written to {args.out}")
     else:
-        from loadgen import bench_key
+        from scripts.loadgen import bench_key
 
         key = args.api_key or bench_key()
         result = evaluate(args.url, load_queries(args.queries), args.endpoint, key, args.worst)

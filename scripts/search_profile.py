@@ -27,14 +27,12 @@ import msgspec
 from elasticsearch import Elasticsearch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
-
-from bench_search import requests_for, sample_documents  # noqa: E402
 
 from app.domain.summary import SOURCE_FIELDS  # noqa: E402
 from app.search import filters as f  # noqa: E402
 from app.search.service import SORT, Etapa, Modo, build_query, facet_aggregations  # noqa: E402
+from scripts.bench_search import requests_for, sample_documents  # noqa: E402
 
 
 def _matches(query: dict[str, Any]) -> list[Any]:
