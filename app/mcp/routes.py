@@ -153,6 +153,9 @@ async def mcp_post(
             return await _batch(request, _context(request, backends), protocol.parse_batch(raw))
         message = protocol.parse(raw)
         if message.method is None or message.is_notification:
+            state = access(request)
+            if state is not None and state.refusal is not None:  # a wrong key is never ignored
+                raise server.access_failure(state.refusal, settings.public_url)
             return Response(b"", status_code=HTTPStatus.ACCEPTED)
         request_id = None if message.id is msgspec.UNSET else message.id
         result = await server.dispatch(_context(request, backends), message.method, message.params)

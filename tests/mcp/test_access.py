@@ -119,6 +119,12 @@ def test_revoked_key_refused_on_every_method(mcp_server: Server, make_key: MakeK
             )
             assert response.status_code == 401, method
             assert response.json()["error"]["code"] == -32040
+        notified = client.post(
+            "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=revoked,
+        )  # fmt: skip
+        assert notified.status_code == 401  # not 202: a wrong key is never ignored
+        assert notified.json()["error"]["code"] == -32040
 
 
 def test_allowlisted_key_from_elsewhere_403(mcp_server: Server, make_key: MakeKey) -> None:
