@@ -10,9 +10,10 @@ from app.context import Backends
 from app.domain import cnpj as cnpj_rules
 from app.domain.codes import UFS
 from app.domain.record import InscricaoEstadual
-from app.errors import BadRequestError, NotFoundError
+from app.errors import NotFoundError
 from app.lib.operations import Custo, Operacao
 from app.lookup.service import CnpjTexto, ConsultaCnpj, consultar
+from app.search.filters import estado
 
 CONSULTAR_SINTEGRA = Operacao("consultar_sintegra", Custo.CONSULTA)
 
@@ -25,7 +26,7 @@ class ConsultaSintegra(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
             msgspec.Meta(
                 max_length=8,
                 description="Só a inscrição desta UF.",
-                extra_json_schema={"enum": UFS},  # documented only: `parse_uf` checks it
+                extra_json_schema={"enum": UFS},  # documented only: `filters.estado` reads it
             ),
         ]
         | None
@@ -44,21 +45,9 @@ class Sintegra(msgspec.Struct, frozen=True, kw_only=True):
     inscricoes_estaduais: list[InscricaoEstadual]
 
 
-def parse_uf(raw: str | None) -> str | None:
-    if raw is None:
-        return None
-    uf = raw.strip().upper()
-    if uf not in UFS:
-        raise BadRequestError(
-            "UF inválida: use uma das 27 siglas (AC ... TO).",
-            details={"campo": "uf", "valor": raw[:16]},
-        )
-    return uf
-
-
 async def inscricoes(backends: Backends, entrada: ConsultaSintegra) -> Sintegra:
     """The establishment's registrations (one UF with `uf`); 404 when there is none."""
-    state = parse_uf(entrada.uf)
+    state = estado(entrada.uf)
     company = await consultar(backends, ConsultaCnpj(cnpj=entrada.cnpj))
     registrations = [
         item for item in company.inscricoes_estaduais if state is None or item.uf == state

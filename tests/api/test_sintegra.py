@@ -153,3 +153,11 @@ def test_sintegra_errors(
         assert field in body["details"]  # the CNPJ's own refusal: the value and its `motivo`
     elif field:
         assert body["details"]["campo"] == field  # a bad or repeated parameter, named
+
+
+def test_a_bad_uf_is_refused_in_the_words_of_every_state_filter(api: httpx.Client) -> None:
+    sintegra = api.get(f"/sintegra/{MISTER}", params={"uf": "XX"}).json()
+    segments = api.get("/v1/segmentos", params={"termo": "padaria", "uf": "XX"}).json()
+    assert (
+        sintegra["message"] == segments["message"] == "uf: sigla de um dos 27 estados (SP, RJ...)."
+    )
