@@ -60,6 +60,21 @@ def _failure(request_id: protocol.Id, failure: RpcError) -> Response[bytes]:
     return _answer(protocol.error(request_id, failure), failure.status, failure.headers)
 
 
+def _accepts_json(header: str) -> bool:
+    """Whether an `Accept` header takes JSON: a media range of JSON, `application/*` or `*/*`
+    whose weight (`q`) is not 0; a weight that is not a number counts as 0."""
+    for item in header.lower().split(","):
+        media, *parameters = (part.strip() for part in item.split(";"))
+        weight = next((value[2:] for value in parameters if value.startswith("q=")), "1")
+        try:
+            taken = 0 < float(weight) <= 1
+        except ValueError:
+            taken = False
+        if taken and media in (_JSON, "*/*", "application/*"):
+            return True
+    return False
+
+
 def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> None:
     headers = request.headers
     if _host_name(headers.get("host", "")) not in hosts:
@@ -75,8 +90,7 @@ def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> No
             INVALID_REQUEST, "Content-Type deve ser application/json.",
             status=HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
         )  # fmt: skip
-    accept = headers.get("accept", "*/*").lower()
-    if not any(kind in accept for kind in (_JSON, "*/*", "application/*")):
+    if not _accepts_json(headers.get("accept", "*/*")):
         raise RpcError(
             INVALID_REQUEST, "Accept deve incluir application/json.",
             status=HTTPStatus.NOT_ACCEPTABLE,

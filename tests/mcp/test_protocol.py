@@ -273,11 +273,11 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
         415,
         protocol.INVALID_REQUEST,
     )
-    _error(
-        anonymous.post("/mcp", json=ping, headers={"Accept": "text/html"}),
-        406,
-        protocol.INVALID_REQUEST,
-    )
+    for refused in ("text/html", "application/jsonx", "application/json;q=0", "*/*;q=x"):
+        _error(anonymous.post("/mcp", json=ping, headers={"Accept": refused}), 406,
+               protocol.INVALID_REQUEST)  # fmt: skip
+    for taken in ("text/html, application/json;q=0.5", "application/*", "text/event-stream, */*"):
+        assert anonymous.post("/mcp", json=ping, headers={"Accept": taken}).status_code == 200
 
 
 def test_other_methods_405_allow_post(anonymous: httpx.Client) -> None:
