@@ -30,6 +30,7 @@ from indexer.cli_output import (
     failing,
     print_download,
     print_report,
+    say,
     transfer_bar,
     writable,
 )
@@ -242,7 +243,7 @@ def warm(
     try:
         done = warming.warm(es, alias, seconds=seconds, threads=threads, report=_say)
     except (warming.WarmError, ApiError, TransportError) as error:
-        console.print(f"warm-up failed: {error}", markup=False)
+        say(f"warm-up failed: {error}")
         raise typer.Exit(1) from error
     finally:
         es.close()
@@ -291,10 +292,10 @@ def download(
                                   parallel=parallel, progress=Transfer(progress_bar))
             )  # fmt: skip
     except fetching.LayoutError as error:
-        console.print(f"download failed: {error}", markup=False)
+        say(f"download failed: {error}")
         raise typer.Exit(2) from error
     except OSError as error:
-        console.print(f"download failed: cannot write to {directory}: {error}", markup=False)
+        say(f"download failed: cannot write to {directory}: {error}")
         raise typer.Exit(1) from error
     print_download(result)
     if report:
@@ -334,19 +335,19 @@ def update(
                 parallel=parallel, on_download=Transfer(progress_bar),
             )  # fmt: skip
     except fetching.LayoutError as error:
-        console.print(f"update failed: {error}", markup=False)
+        say(f"update failed: {error}")
         raise typer.Exit(2) from error
     except updating.BusyError as error:
         console.print(f"update not started: {error}", markup=False)
         raise typer.Exit(1) from error
     except (ApiError, TransportError) as error:
-        console.print(f"update failed: Elasticsearch at {url}: {error}", markup=False)
+        say(f"update failed: Elasticsearch at {url}: {error}")
         raise typer.Exit(1) from error
     except (elastic.LoadError, ValueError) as error:
-        console.print(f"update failed: the load failed: {error}", markup=False)
+        say(f"update failed: the load failed: {error}")
         raise typer.Exit(1) from error
     except OSError as error:
-        console.print(f"update failed: {error}", markup=False)
+        say(f"update failed: {error}")
         raise typer.Exit(1) from error
     finally:
         es.close()

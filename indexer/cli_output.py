@@ -4,9 +4,12 @@ failures as one line (`failing`) instead of a traceback."""
 from __future__ import annotations
 
 import contextlib
+import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import typer
 from elasticsearch import ApiError, TransportError
 from rich.console import Console
@@ -32,14 +35,27 @@ from indexer.load import RELEASE_RECORDED, LoadReport, Progress
 console = Console(stderr=True)
 
 
+def say(message: str) -> None:
+    """One line on standard error, as typed (no markup), URLs without their passwords."""
+    console.print(fetching.shown(message), markup=False)
+
+
 @contextlib.contextmanager
 def failing(what: str) -> Iterator[None]:
     """Runs a command's work; Elasticsearch's refusals and absence, a load that must not go
-    live, a bad value and a file-system error end it with one line and exit status 1."""
+    live, a bad value, a file-system error, a damaged zip and a failure of the staging database
+    (a full disk, too little memory) end it with one line and exit status 1, URLs shown without
+    their passwords."""
     try:
         yield
     except (elastic.LoadError, ValueError, ApiError, TransportError, OSError) as error:
-        console.print(f"{what} failed: {error}", markup=False)
+        say(f"{what} failed: {error}")
+        raise typer.Exit(1) from error
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        console.print(f"{what} failed: a damaged zip ({error}); download it again", markup=False)
+        raise typer.Exit(1) from error
+    except duckdb.Error as error:
+        console.print(f"{what} failed: staging ({type(error).__name__}): {error}", markup=False)
         raise typer.Exit(1) from error
 
 

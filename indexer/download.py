@@ -47,8 +47,12 @@ from tenacity import (
 )
 
 SOURCE = "https://arquivos.receitafederal.gov.br/dados/cnpj/dados_abertos_cnpj/"
-MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+MONTH = re.compile(r"^([0-9]{4})-(0[1-9]|1[0-2])$")
 CHUNK = 1 << 20
+MAX_PAGE = 8 << 20
+"""Bytes of a folder listing read at most (Receita's are a few KB)."""
+PAGE_SECONDS = 60.0
+"""Seconds a folder listing may take to arrive, whole (a server trickling bytes is cut off)."""
 ATTEMPTS = 8
 ROUNDS = 2
 """Whole fetches of a file whose content fails the check before it is rejected."""
@@ -89,6 +93,24 @@ def links(page: str, base: str) -> list[str]:
 
 def _last(url: str) -> str:
     return unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+
+
+def plain_name(name: str) -> bool:
+    """Whether `name` (decoded from a link) is a file name only: no folder, no way up, not
+    hidden, nothing a file system reads as a path."""
+    return (
+        bool(name) and name == Path(name).name and not name.startswith(".")
+        and not any(char in name for char in "\\/\x00")
+    )  # fmt: skip
+
+
+_USERINFO = re.compile(r"//[^/@\s]*@")
+
+
+def shown(text: str) -> str:
+    """`text` (a URL, or a message naming one) as it may be printed or kept: without the user
+    and password a URL may carry."""
+    return _USERINFO.sub("//***@", text)
 
 
 @dataclass
@@ -160,8 +182,21 @@ def _retrying(attempts: int = ATTEMPTS) -> AsyncRetrying:
 def _transient_status(response: aiohttp.ClientResponse) -> TransientError | None:
     if response.status == 429 or response.status >= 500:
         raw = response.headers.get("Retry-After", "")
-        return TransientError(f"HTTP {response.status}", float(raw) if raw.isdigit() else None)
+        seconds = float(raw) if raw.isascii() and raw.isdigit() else None
+        return TransientError(f"HTTP {response.status}", seconds)
     return None
+
+
+async def _listing(response: aiohttp.ClientResponse, url: str) -> str:
+    """A folder listing's text, read up to `MAX_PAGE` bytes (`LayoutError` past it)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(CHUNK):
+        size += len(chunk)
+        if size > MAX_PAGE:
+            raise LayoutError(f"{shown(url)}: a listing of more than {MAX_PAGE >> 20} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks).decode(response.charset or "utf-8", errors="replace")
 
 
 class Source:
@@ -175,12 +210,12 @@ class Source:
         async for attempt in _retrying(4):
             with attempt:
                 try:
-                    async with self.session.get(url) as response:
+                    async with asyncio.timeout(PAGE_SECONDS), self.session.get(url) as response:
                         if (failure := _transient_status(response)) is not None:
                             raise failure
                         if response.status != 200:
-                            raise LayoutError(f"{url} answered HTTP {response.status}")
-                        return await response.text(errors="replace")
+                            raise LayoutError(f"{shown(url)} answered HTTP {response.status}")
+                        return await _listing(response, url)
                 except (TimeoutError, aiohttp.ClientError) as error:
                     raise TransientError(f"{type(error).__name__}: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
@@ -192,7 +227,7 @@ class Source:
              if url.endswith("/") and MONTH.match(_last(url))}
         )  # fmt: skip
         if not found:
-            raise LayoutError(f"no YYYY-MM/ folder in the listing at {self.base}")
+            raise LayoutError(f"no YYYY-MM/ folder in the listing at {shown(self.base)}")
         return found
 
     async def files(self, month: str) -> list[str]:
@@ -206,7 +241,7 @@ class Source:
              if url.lower().endswith(".zip") and url.startswith(folder)}
         )  # fmt: skip
         if not found:
-            raise LayoutError(f"no .zip file in the listing at {folder}")
+            raise LayoutError(f"no .zip file in the listing at {shown(folder)}")
         return found
 
     async def size(self, url: str) -> int | None:
@@ -316,11 +351,15 @@ def manifest_path(directory: Path, month: str) -> Path:
 
 
 def read_manifest(directory: Path, month: str) -> dict[str, Entry]:
+    """The files a manifest says were fetched whole; ValueError for one that cannot be read."""
     path = manifest_path(directory, month)
     if not path.exists():
         return {}
-    data = json.loads(path.read_text())
-    return {item["file"]: Entry(**item) for item in data.get("files", [])}
+    try:
+        data = json.loads(path.read_text())
+        return {item["file"]: Entry(**item) for item in data.get("files", [])}
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"{path} cannot be read ({type(error).__name__})") from error
 
 
 def write_manifest(directory: Path, month: str, source: str, entries: dict[str, Entry]) -> None:
@@ -345,6 +384,8 @@ async def _one(
     remote: int | None,
 ) -> None:
     name = _last(url)
+    if not plain_name(name):
+        raise RejectedError("the listing names it with a path, not a file name: not fetched")
     final = folder / name
     known = entries.get(name)
     if known and final.exists() and final.stat().st_size == known.size == (remote or known.size):
@@ -366,7 +407,7 @@ async def _one(
             continue
         part.replace(final)
         entries[name] = Entry(
-            file=name, url=url, size=size, sha256=digest,
+            file=name, url=shown(url), size=size, sha256=digest,
             downloaded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )  # fmt: skip
         report.downloaded.append(name)
@@ -404,11 +445,17 @@ async def download(
             chosen = month or months[-1]
             urls = await source.files(chosen)
         except TransientError as error:
-            raise LayoutError(f"the source at {source.base} cannot be reached: {error}") from error
+            raise LayoutError(
+                shown(f"the source at {source.base} cannot be reached: {error}")
+            ) from error
         folder = directory / chosen
         folder.mkdir(parents=True, exist_ok=True)
-        entries = read_manifest(directory, chosen)
-        report = Report(month=chosen, source=source.base, folder=str(folder))
+        report = Report(month=chosen, source=shown(source.base), folder=str(folder))
+        try:
+            entries = read_manifest(directory, chosen)
+        except ValueError as error:
+            entries = {}
+            report.notes.append(f"{error}: every file is fetched again")
         regime_folder = regime_source(source.base) if regimes is None else regimes
         if regime_folder:
             try:
@@ -433,8 +480,8 @@ async def download(
                 try:
                     await _one(source, url, folder, entries, stats, report, sizes[url])
                 except (RejectedError, TransientError) as error:
-                    report.rejected[_last(url)] = str(error)
-                write_manifest(directory, chosen, source.base, entries)
+                    report.rejected[_last(url)] = shown(str(error))
+                write_manifest(directory, chosen, shown(source.base), entries)
 
         await asyncio.gather(*(one(url) for url in urls))
     report.bytes_fetched = stats.fetched
