@@ -307,23 +307,30 @@ def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
     return previous
 
 
+def finished(es: Elasticsearch, alias: str) -> set[str]:
+    """The release indices of `alias` a load finished: counted, given their catalog and stamped
+    with `carregada_em` (`load._publish`), the last step before the alias may point at them."""
+    return _stamped(es.indices.get_mapping(index=f"{alias}-*", allow_no_indices=True).body)
+
+
+def _stamped(mappings: dict[str, Any]) -> set[str]:
+    return {
+        name for name, body in mappings.items()
+        if "carregada_em" in body.get("mappings", {}).get("_meta", {})
+    }  # fmt: skip
+
+
 def unfinished(es: Elasticsearch, alias: str) -> list[str]:
-    """The indices of `alias` a load created and never published: a load killed before its end
-    (SIGKILL, a machine lost) leaves one, still with the bulk settings (no refresh), which a
-    published release never has (`restore_settings`). The indices the alias points at are never
-    among them."""
+    """The indices of `alias` a load created and never finished: a load killed before its end
+    (SIGKILL, a machine lost) leaves one without the `carregada_em` stamp, while still writing
+    or while merging or building its catalog. The indices the alias points at are never among
+    them."""
     pattern = re.compile(re.escape(alias) + r"-\d{20}")
     live = set(alias_targets(es, alias))
-    found = es.indices.get_settings(
-        index=f"{alias}-*", name="index.refresh_interval", allow_no_indices=True
-    ).body
+    found = es.indices.get_mapping(index=f"{alias}-*", allow_no_indices=True).body
+    done = _stamped(found)
     return sorted(
-        name
-        for name, body in found.items()
-        if pattern.fullmatch(name)
-        and name not in live
-        and body["settings"].get("index", {}).get("refresh_interval")
-        == BULK_SETTINGS["refresh_interval"]
+        name for name in found if pattern.fullmatch(name) and name not in live and name not in done
     )
 
 
@@ -358,22 +365,26 @@ def _is_release(name: str, alias: str) -> bool:
 
 
 def rollback(es: Elasticsearch, alias: str) -> tuple[str, str]:
-    """Point the alias back at the release before the live one; returns (from, to)."""
+    """Point the alias back at the finished release before the live one (never at what a killed
+    load left); returns (from, to)."""
     indices = list_indices(es, alias)
-    names = [info.name for info in indices]
+    done = finished(es, alias)
+    names = [info.name for info in indices if info.name in done]
     live = [info.name for info in indices if info.live]
     if not live:
         raise LoadError(f"alias {alias!r} points at no release index")
     older = [name for name in names if name < min(live)]
     if not older:
-        raise LoadError(f"no release older than {min(live)} to roll back to")
+        raise LoadError(f"no finished release older than {min(live)} to roll back to")
     swap_alias(es, alias, older[0])
     return min(live), older[0]
 
 
 def drop_old(es: Elasticsearch, alias: str, keep: int) -> list[str]:
-    """Delete release indices beyond the `keep` newest; the live one is never deleted."""
-    indices = list_indices(es, alias)
+    """Delete finished release indices beyond the `keep` newest finished ones; the live one is
+    never deleted, and what a killed load left is not counted (the next load deletes it)."""
+    done = finished(es, alias)
+    indices = [info for info in list_indices(es, alias) if info.name in done or info.live]
     doomed = [info.name for info in indices[keep:] if not info.live]
     for name in doomed:
         delete_release(es, name)

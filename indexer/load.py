@@ -195,6 +195,10 @@ class _BadRows:
             self._stream.close()
 
 
+MAX_REFERENCE_ROWS = 100_000
+"""Rows of a reference table read at most: each is kept in memory and in the catalog."""
+
+
 def _read_reference(
     item: Recognised, refs: References, bad_rows: _BadRows, progress: Progress
 ) -> FileReport:
@@ -207,6 +211,12 @@ def _read_reference(
                 bad_rows.add(row)
             else:
                 rows += 1
+                if rows > MAX_REFERENCE_ROWS:
+                    raise elastic.LoadError(
+                        f"{name}: more than {MAX_REFERENCE_ROWS:,} rows, not one of Receita's "
+                        "reference tables (the largest has about 5,600); the live release is "
+                        "left as it was"
+                    )
                 refs.add(item.kind, row.fields[0], row.fields[1])
     progress.read(rows, bad)
     return FileReport(file=name, kind=item.kind.value, rows=rows, bad_rows=bad)
@@ -338,7 +348,7 @@ def record_release(database_url: str, alias: str, index: str) -> str | None:
     return None
 
 
-_MONTH = re.compile(r"(?<!\d)(\d{4})-(0[1-9]|1[0-2])(?!\d)")
+_MONTH = re.compile(r"(?<![0-9])([0-9]{4})-(0[1-9]|1[0-2])(?![0-9])")
 
 
 def data_referencia(path: Path, month: str | None, latest: str) -> str | None:
@@ -400,14 +410,22 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
 
 def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
-    truncated zip: it may hold any part of the month) or a folder without establishments fails
-    the load before any work, and the live release stays as it was."""
+    truncated zip: it may hold any part of the month), a file named as a part of the month whose
+    rows do not fit it, or a folder without establishments fails the load before any work, and
+    the live release stays as it was."""
     unreadable = [item for item in ignored if item.reason.startswith("unreadable")]
     if unreadable:
         names = ", ".join(f"{item.source.name} ({item.reason})" for item in unreadable[:3])
         raise elastic.LoadError(
             f"{path}: {len(unreadable)} file(s) cannot be read: {names}; download them again "
             "(the live release is left as it was)"
+        )
+    misfits = [item for item in ignored if item.reason.startswith("named like")]
+    if misfits:
+        names = ", ".join(f"{item.source.name} ({item.reason})" for item in misfits[:3])
+        raise elastic.LoadError(
+            f"{path}: {len(misfits)} file(s) named as part of the month do not read as it: "
+            f"{names}; fix or remove them (the live release is left as it was)"
         )
     if not any(item.kind is Kind.ESTABELECIMENTOS for item in recognised):
         raise elastic.LoadError(

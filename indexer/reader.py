@@ -206,7 +206,13 @@ def stage(kind: Kind, fields: list[str]) -> list[str]:
 
 
 def _reference_problem(fields: list[str]) -> Problem:
-    return None if fields[0].strip() else ("empty code", "")
+    """A reference code is 1 to 8 digits (Receita's are 2 to 7)."""
+    code = fields[0].strip()
+    if not code:
+        return ("empty code", "")
+    if not (len(code) <= 8 and code.isascii() and code.isdigit()):
+        return ("code not 1 to 8 digits", code[:20])
+    return None
 
 
 _VALIDATORS: dict[Kind, Callable[[list[str]], Problem]] = {

@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -163,13 +165,26 @@ def kind_from_name(source: Source) -> Kind | None:
     return None
 
 
-def first_line(source: Source) -> str | None:
-    """The first non-blank line, or None when there is none."""
+MAX_LINE = 1 << 16
+"""Characters of a line read to recognise a file (Receita's longest rows are about 1,500)."""
+SAMPLED = 20
+"""Lines a file named like a kind is checked on when its first row does not fit the kind."""
+
+
+def first_lines(source: Source, count: int) -> list[str]:
+    """The first `count` non-blank lines, each read up to `MAX_LINE` characters (a longer one
+    ends the sample: what follows it is not read here)."""
+    lines: list[str] = []
     with source.open() as raw, io.TextIOWrapper(raw, encoding="latin-1", newline="") as text:
-        for line in text:
+        while len(lines) < count:
+            line = text.readline(MAX_LINE)
+            if not line:
+                break
             if line.strip("\r\n\x00 "):
-                return line.replace("\x00", "")
-    return None
+                lines.append(line.replace("\x00", ""))
+            if len(line) == MAX_LINE and not line.endswith("\n"):
+                break
+    return lines
 
 
 def is_regime_header(line: str) -> bool:
@@ -192,34 +207,77 @@ def kind_from_columns(row: list[str]) -> Kind | None:
 
 
 def recognise(source: Source) -> Recognised | Ignored:
+    """The file's kind: by its name when its rows fit the kind (the first one, or most of the
+    first `SAMPLED`: a shifted first row is a bad row, not a reason to drop the file), else by
+    its columns; or why it is ignored."""
     try:
-        line = first_line(source)
-    except (OSError, zipfile.BadZipFile, RuntimeError) as error:
+        lines = first_lines(source, SAMPLED)
+        if not lines:
+            return Ignored(source, "empty file")
+        if is_regime_header(lines[0]):
+            return Recognised(source, Kind.REGIMES)
+        rows = list(csv.reader(lines, delimiter=";"))
+    except (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, EOFError, csv.Error) as error:
         return Ignored(source, f"unreadable: {error}")
-    if line is None:
-        return Ignored(source, "empty file")
-    if is_regime_header(line):
-        return Recognised(source, Kind.REGIMES)
-    row = next(csv.reader([line], delimiter=";"))
     named = kind_from_name(source)
-    if named is not None and len(row) == COLUMNS[named]:
-        return Recognised(source, named)
-    guessed = kind_from_columns(row)
+    if named is not None:
+        fitting = sum(len(row) == COLUMNS[named] for row in rows)
+        if len(rows[0]) == COLUMNS[named] or fitting * 2 > len(rows):
+            return Recognised(source, named)
+    guessed = kind_from_columns(rows[0])
     if guessed is not None:
         return Recognised(source, guessed)
     if named is not None:
         return Ignored(
             source,
-            f"named like {named.value} but its first row has {len(row)} columns, "
+            f"named like {named.value} but its first rows have {len(rows[0])} columns, "
             f"not {COLUMNS[named]}",
         )
-    return Ignored(source, f"not a Receita CNPJ file ({len(row)} columns in its first row)")
+    return Ignored(source, f"not a Receita CNPJ file ({len(rows[0])} columns in its first row)")
+
+
+def _same_content(path: Path, member: Source) -> bool:
+    """Whether the plain file at `path` is the zip member extracted: same size and CRC-32 (read
+    in chunks, only when the sizes match)."""
+    try:
+        with zipfile.ZipFile(member.path) as archive:
+            info = archive.getinfo(str(member.member))
+        if path.stat().st_size != info.file_size:
+            return False
+        crc = 0
+        with path.open("rb") as stream:
+            while chunk := stream.read(1 << 20):
+                crc = zlib.crc32(chunk, crc)
+    except (OSError, zipfile.BadZipFile, KeyError):
+        return False
+    return crc == info.CRC
+
+
+MAX_MEMBERS = 1000
+"""Members of one zip read at most: each is opened to be recognised."""
 
 
 def scan(root: Path) -> tuple[list[Recognised], list[Ignored]]:
+    """Every file's kind, or why it is ignored. A plain file beside a zip holding the same file
+    under the same name (a zip also extracted where it lies) is read once, from the zip; a zip
+    of more than `MAX_MEMBERS` members is unreadable (which fails a load)."""
     recognised: list[Recognised] = []
     ignored: list[Ignored] = []
-    for source in iter_sources(root):
+    sources = list(iter_sources(root))
+    members = Counter(source.path for source in sources if source.member is not None)
+    for path in sorted(path for path, count in members.items() if count > MAX_MEMBERS):
+        reason = f"unreadable: {members[path]:,} members, where Receita's zips hold one"
+        ignored.append(Ignored(Source(path, None), reason))
+    sources = [source for source in sources if members[source.path] <= MAX_MEMBERS]
+    zipped = {
+        (source.path.parent, Path(source.member).name): source
+        for source in sources if source.member is not None
+    }  # fmt: skip
+    for source in sources:
+        twin = zipped.get((source.path.parent, source.path.name)) if not source.member else None
+        if twin is not None and _same_content(source.path, twin):
+            ignored.append(Ignored(source, f"the same file as {twin.name}, read from the zip"))
+            continue
         outcome = recognise(source)
         (recognised if isinstance(outcome, Recognised) else ignored).append(outcome)  # type: ignore[arg-type]
     return recognised, ignored

@@ -260,11 +260,19 @@ def join_bucket(
         yield [decode(row[0]) for row in rows]
 
 
+MIN_MEMORY = 64
+"""Megabytes the staging database needs at least (less fails after the whole read phase)."""
+MAX_MEMORY = 1 << 20
+
+
 def megabytes(value: str) -> int:
     """`512MB`, `2GB`, `1GiB`... in megabytes; ValueError for anything else."""
     number = value.strip().rstrip("KMGTBkmgtib")
     unit = value.strip()[len(number) :].upper().removesuffix("B").removesuffix("I") or "M"
     factor = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}.get(unit)
-    if not number.isdigit() or factor is None:
+    if not (number.isascii() and number.isdigit()) or factor is None:
         raise ValueError(f"invalid memory size {value!r}: use a number and KB, MB or GB")
-    return int(int(number) * factor)
+    size = int(int(number) * factor)
+    if not MIN_MEMORY <= size <= MAX_MEMORY:
+        raise ValueError(f"memory size {value!r}: between {MIN_MEMORY}MB and 1TB")
+    return size

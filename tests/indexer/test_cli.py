@@ -40,7 +40,7 @@ def test_cli_load_report_indices_rollback_drop(
     assert report["live"] is True
     code, output = _invoke("rollback", "--alias", alias)
     assert code == 1
-    assert "no release older" in output
+    assert "no finished release older" in output
     code, _ = _invoke("load", str(PEER_DATA), "--alias", alias)
     assert code == 0
     code, output = _invoke("indices", "--alias", alias)

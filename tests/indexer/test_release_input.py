@@ -1,0 +1,112 @@
+"""A release folder with something wrong in it goes live whole or not at all: a shifted first
+row costs one bad row, not its file; a file named as part of the month that does not read as it
+stops the load; a zip extracted beside itself is read once; a reference code that is not one is
+a bad row; and what a killed load left is never rolled back to nor counted as a release."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from indexer import elastic
+from indexer.staging import megabytes
+from tests.conftest import PEER_DATA, SAMPLE, SERPRO, Loader, stored
+
+
+def _copy(source: Path, tmp_path: Path) -> Path:
+    release = tmp_path / "release"
+    shutil.copytree(source, release)
+    return release
+
+
+def test_a_shifted_first_row_costs_a_bad_row_not_the_file(
+    load: Loader, new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    release = _copy(SAMPLE, tmp_path)
+    companies = release / "EMPRECSV.csv"
+    rows = companies.read_bytes()
+    companies.write_bytes(b'"11111111";"DESLOCADA";"2062";"49";"1,00";"01";"";"x"\n' + rows)
+    report = load(release, new_alias())
+    [read] = [f for f in report.files if f.kind == "empresas"]
+    assert (read.rows, read.bad_rows) == (rows.count(b"\n"), 1)
+    assert report.live
+
+
+def test_a_file_named_as_the_month_that_does_not_read_as_it_stops_the_load(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, tmp_path: Path
+) -> None:
+    alias = new_alias()
+    first = load(SAMPLE, alias)
+    release = _copy(SAMPLE, tmp_path)
+    (release / "Empresas9.csv").write_bytes(b'"a";"b";"c"\n' * 30)
+    with pytest.raises(elastic.LoadError, match="named as part of the month"):
+        load(release, alias)
+    assert elastic.alias_targets(es, alias) == [first.index]
+
+
+def test_a_zip_extracted_beside_itself_is_read_once(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, tmp_path: Path
+) -> None:
+    release = _copy(PEER_DATA, tmp_path)
+    with zipfile.ZipFile(release / "Socios0.zip") as archive:
+        [member] = archive.namelist()
+        archive.extract(member, release)
+    alias = new_alias()
+    report = load(release, alias)
+    assert [f.file for f in report.files if f.kind == "socios"] == [f"Socios0.zip:{member}"]
+    assert any(i.file == member and "same file" in i.reason for i in report.ignored_files)
+    record = stored(es, alias, SERPRO)
+    assert record is not None
+    assert len(record["socios"]) == 6
+
+
+def test_a_reference_code_that_is_not_one_is_a_bad_row(
+    load: Loader, new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    release = _copy(SAMPLE, tmp_path)
+    with (release / "NATJUCSV.csv").open("ab") as table:
+        table.write(b'"' + b"9" * 600 + b'";"NATUREZA DE CODIGO LONGO"\n')
+    report = load(release, new_alias())
+    [natures] = [f for f in report.files if f.kind == "naturezas"]
+    assert natures.bad_rows == 1
+    assert report.live
+
+
+def test_what_a_killed_load_left_is_not_a_release(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch
+) -> None:
+    alias = new_alias()
+    old, new = load(SAMPLE, alias).index, load(SAMPLE, alias).index
+    prefix, stamp = old.rsplit("-", 1)
+    killed = f"{prefix}-{int(stamp) + 1:020d}"  # between the two, serving settings, no stamp
+    es.indices.create(index=killed, mappings={"_meta": {"release_month": "2026-10"}})
+    try:
+        assert elastic.unfinished(es, alias) == [killed]
+        assert elastic.drop_old(es, alias, keep=2) == []  # it takes no release's place
+        assert elastic.rollback(es, alias) == (new, old)  # nor is it rolled back to
+        assert es.indices.exists(index=killed)  # the next load deletes it
+    finally:
+        es.indices.delete(index=killed, ignore_unavailable=True)
+
+
+@pytest.mark.parametrize("value", ["1KB", "63MB", "2TB", "\u0663MB"])
+def test_a_memory_limit_out_of_range_is_refused_before_work(value: str) -> None:
+    with pytest.raises(ValueError, match="memory size"):
+        megabytes(value)
+    assert megabytes("64MB") == 64
+
+
+def test_a_zip_of_a_thousand_members_is_not_opened_one_by_one(
+    load: Loader, new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    release = _copy(SAMPLE, tmp_path)
+    with zipfile.ZipFile(release / "Notas.zip", "w") as archive:
+        for number in range(1001):
+            archive.writestr(f"nota-{number}.txt", "x")
+    with pytest.raises(elastic.LoadError, match="1,001 members"):
+        load(release, new_alias())
