@@ -51,6 +51,9 @@ MONTH = re.compile(r"^([0-9]{4})-(0[1-9]|1[0-2])$")
 CHUNK = 1 << 20
 MAX_PAGE = 8 << 20
 """Bytes of a folder listing read at most (Receita's are a few KB)."""
+MIN_RATE = 10_000
+"""Bytes a second a file must arrive at, on average over `PACE_WINDOW` seconds."""
+PACE_WINDOW = 60.0
 PAGE_SECONDS = 60.0
 """Seconds a folder listing may take to arrive, whole (a server trickling bytes is cut off)."""
 ATTEMPTS = 8
@@ -295,10 +298,12 @@ class Source:
                 have, mode = 0, "wb"
             else:
                 raise RejectedError(f"HTTP {response.status}")
+            pace = _Pace()
             with part.open(mode) as out:
                 async for chunk in response.content.iter_chunked(CHUNK):
                     out.write(chunk)
                     stats.add(len(chunk))
+                    pace.check(len(chunk))
         size = _size(part)
         if total is not None and size < total:
             raise TransientError(f"connection dropped at {size} of {total} bytes")
@@ -306,6 +311,26 @@ class Source:
             _remove(part)
             raise TransientError(f"got {size} bytes for a file of {total}; starting over")
         return size
+
+
+class _Pace:
+    """Refuses a transfer slower than `MIN_RATE` over a `PACE_WINDOW`: a server trickling bytes
+    would otherwise hold a file forever (each byte resets the read timeout). The attempt ends
+    as transient, so the next one resumes where it stopped, and a source that stays that slow
+    runs out of attempts and the file is rejected."""
+
+    def __init__(self) -> None:
+        self.since = time.monotonic()
+        self.received = 0
+
+    def check(self, count: int) -> None:
+        self.received += count
+        elapsed = time.monotonic() - self.since
+        if elapsed < PACE_WINDOW:
+            return
+        if self.received < MIN_RATE * elapsed:
+            raise TransientError(f"slower than {MIN_RATE // 1000} KB/s for {elapsed:.0f} s")
+        self.since, self.received = time.monotonic(), 0
 
 
 def _size(path: Path) -> int:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
+from tenacity import wait_fixed
 
 from indexer import download
 from tests.conftest import ROOT
@@ -56,9 +59,21 @@ class Endless(LoopbackApp):
     async def _busy(self, request: web.Request) -> web.Response:
         return web.Response(status=503, headers={"Retry-After": "\u00b2"})
 
+    async def _trickle(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Length": "1000000"})
+        await response.prepare(request)
+        try:
+            for _ in range(300):
+                await response.write(b"x")
+                await asyncio.sleep(0.1)
+        except ConnectionResetError:
+            pass
+        return response
+
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/endless/", self._endless)
         app.router.add_get("/busy/", self._busy)
+        app.router.add_get("/trickle.zip", self._trickle)
 
 
 @pytest.fixture
@@ -96,3 +111,19 @@ def test_shown_hides_the_password_of_any_url_in_a_text() -> None:
     said = "http://u:p@h:1/x answered 404; see https://a@b/c"
     assert download.shown(said) == "http://***@h:1/x answered 404; see https://***@b/c"
     assert download.shown(str(ROOT)) == str(ROOT)
+
+
+def test_a_file_trickling_in_is_given_up_on(
+    endless: Endless, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(download, "PACE_WINDOW", 1.0)
+    monkeypatch.setattr(download, "_BACKOFF", wait_fixed(0))
+    monkeypatch.setattr(download, "_retrying", partial(download._retrying, 2))
+
+    async def fetch() -> None:
+        async with aiohttp.ClientSession() as session:
+            source = download.Source(session, f"http://127.0.0.1:{endless.port}/")
+            await source.fetch(source.base + "trickle.zip", tmp_path / "t.part", download.Stats())
+
+    with pytest.raises(download.TransientError, match="slower than 10 KB/s"):
+        asyncio.run(fetch())
