@@ -50,6 +50,13 @@ class ReadResult:
     month."""
 
 
+MAX_LISTED = 100_000
+"""Bad rows of one file written to the bad-rows CSV (all are counted): a small file of junk
+lines would otherwise write a CSV fifty thousand times its size."""
+UNLISTED = "more bad rows, not listed"
+NOT_LISTED = f"the first {MAX_LISTED:,} bad rows of a file are listed; all are counted"
+
+
 def read_file(job: ReadJob) -> ReadResult:
     """Stage the valid rows of one file; partner rows get a sequence number that keeps the
     order of the release (file, then line)."""
@@ -70,7 +77,10 @@ def read_file(job: ReadJob) -> ReadResult:
                 result.by_reason[row.reason] += 1
                 if len(result.sample) < SAMPLE_SIZE:
                     result.sample.append(row)
-                bad_rows.writerow((row.file, row.line, row.reason, row.detail))
+                if result.bad <= MAX_LISTED:
+                    bad_rows.writerow((row.file, row.line, row.reason, row.detail))
+                elif result.bad == MAX_LISTED + 1:
+                    bad_rows.writerow((row.file, row.line, UNLISTED, NOT_LISTED))
             else:
                 result.rows += 1
                 if dated and result.latest < row.fields[6] <= today and is_date(row.fields[6]):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch
 
-from indexer import elastic
+from indexer import elastic, readjob
+from indexer.sources import Kind, Source
 from indexer.staging import megabytes
 from tests.conftest import PEER_DATA, SAMPLE, SERPRO, Loader, stored
 
@@ -110,3 +111,17 @@ def test_a_zip_of_a_thousand_members_is_not_opened_one_by_one(
             archive.writestr(f"nota-{number}.txt", "x")
     with pytest.raises(elastic.LoadError, match="1,001 members"):
         load(release, new_alias())
+
+
+def test_bad_rows_past_the_listed_ones_are_counted_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readjob, "MAX_LISTED", 5)
+    junk = tmp_path / "Empresas0"
+    junk.write_bytes(b";\n" * 40)
+    job = readjob.ReadJob(Source(junk, None), Kind.EMPRESAS, 0, tmp_path)
+    result = readjob.read_file(job)
+    listed = job.bad_rows.read_text().splitlines()
+    assert result.bad == 40
+    assert len(listed) == 6
+    assert readjob.UNLISTED in listed[-1]
