@@ -9,14 +9,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
 import msgspec
 
 from app.domain import cnpj, state_registration
-from indexer.sources import COLUMNS, Kind, is_regime_header
+from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header
 
 
 class BadRow(msgspec.Struct, frozen=True):
@@ -34,8 +34,23 @@ class Row:
     fields: list[str]
 
 
-def _clean_lines(text: Iterable[str]) -> Iterator[str]:
-    for line in text:
+LONG_LINE = f"more than {MAX_LINE:,} characters; the rest of the line is skipped"
+
+
+def _clean_lines(text: IO[str], over_long: set[int]) -> Iterator[str]:
+    """The lines of `text` without NUL bytes, each read up to `MAX_LINE` characters: a longer
+    one is skipped in pieces (memory stays bounded), its number added to `over_long` and an
+    empty line given in its place."""
+    readline = text.readline
+    number = 0
+    while line := readline(MAX_LINE):
+        number += 1
+        if len(line) == MAX_LINE and not line.endswith("\n"):
+            while (rest := readline(MAX_LINE)) and not rest.endswith("\n"):
+                pass
+            over_long.add(number)
+            yield "\n"
+            continue
         yield line.replace("\x00", "") if "\x00" in line else line
 
 
@@ -45,7 +60,9 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
     validate = _VALIDATORS.get(kind)
     delimiter = "," if kind is Kind.REGIMES else ";"
     with io.TextIOWrapper(stream, encoding="latin-1", newline="") as text:
-        reader = csv.reader(_clean_lines(text), delimiter=delimiter, quotechar='"', strict=False)
+        over_long: set[int] = set()
+        lines = _clean_lines(text, over_long)
+        reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
         while True:
             try:
                 fields = next(reader)
@@ -53,6 +70,10 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
                 return
             except csv.Error as error:
                 yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
+                continue
+            if over_long and reader.line_num in over_long:
+                over_long.discard(reader.line_num)
+                yield BadRow(file, reader.line_num, "line too long", LONG_LINE)
                 continue
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue

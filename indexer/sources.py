@@ -166,7 +166,8 @@ def kind_from_name(source: Source) -> Kind | None:
 
 
 MAX_LINE = 1 << 16
-"""Characters of a line read to recognise a file (Receita's longest rows are about 1,500)."""
+"""Characters of a line read at most, to recognise a file and to read its rows (Receita's
+longest rows are about 1,500)."""
 SAMPLED = 20
 """Lines a file named like a kind is checked on when its first row does not fit the kind."""
 

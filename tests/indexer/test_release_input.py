@@ -5,6 +5,7 @@ a bad row; and what a killed load left is never rolled back to nor counted as a 
 
 from __future__ import annotations
 
+import io
 import shutil
 import zipfile
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from indexer import elastic, readjob
+from indexer.reader import BadRow, read_rows
 from indexer.sources import Kind, Source
 from indexer.staging import megabytes
 from tests.conftest import PEER_DATA, SAMPLE, SERPRO, Loader, stored
@@ -125,3 +127,14 @@ def test_bad_rows_past_the_listed_ones_are_counted_not_written(
     assert result.bad == 40
     assert len(listed) == 6
     assert readjob.UNLISTED in listed[-1]
+
+
+def test_a_line_too_long_is_a_bad_row_read_in_bounded_pieces() -> None:
+    first, second = (SAMPLE / "EMPRECSV.csv").read_bytes().splitlines(keepends=True)[:2]
+    data = first + b'"1";"' + b"A" * 300_000 + b'"\n' + second
+    rows = list(read_rows(io.BytesIO(data), "Empresas0", Kind.EMPRESAS))
+    assert [(row.line, type(row).__name__) for row in rows] == [
+        (1, "Row"), (2, "BadRow"), (3, "Row"),
+    ]  # fmt: skip
+    assert isinstance(rows[1], BadRow)
+    assert rows[1].reason == "line too long"
