@@ -34,6 +34,13 @@ class Row:
     fields: list[str]
 
 
+def _each_line(file: str, start: int, end: int, reason: str, detail: str) -> Iterator[BadRow]:
+    """A bad row for each line from `start + 1` to `end`: a quote left open makes the parser
+    read several lines as one row, and each of them is lost, so each is counted."""
+    for line in range(start + 1, max(end, start + 1) + 1):
+        yield BadRow(file, line, reason, detail)
+
+
 LONG_LINE = f"more than {MAX_LINE:,} characters; the rest of the line is skipped"
 
 
@@ -55,7 +62,8 @@ def _clean_lines(text: IO[str], over_long: set[int]) -> Iterator[str]:
 
 
 def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow]:
-    """Parsed rows of one file; blank lines are skipped, malformed rows come back as BadRow."""
+    """Parsed rows of one file; blank lines are skipped, malformed rows come back as BadRow
+    (one for each line a malformed row spans)."""
     expected = COLUMNS[kind]
     validate = _VALIDATORS.get(kind)
     delimiter = "," if kind is Kind.REGIMES else ";"
@@ -64,12 +72,13 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
         lines = _clean_lines(text, over_long)
         reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
         while True:
+            start = reader.line_num
             try:
                 fields = next(reader)
             except StopIteration:
                 return
             except csv.Error as error:
-                yield BadRow(file, reader.line_num, "unparseable CSV", str(error))
+                yield from _each_line(file, start, reader.line_num, "unparseable CSV", str(error))
                 continue
             if over_long and reader.line_num in over_long:
                 over_long.discard(reader.line_num)
@@ -78,6 +87,10 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if kind is Kind.REGIMES and is_regime_header(",".join(fields)):
+                continue
+            if len(fields) != expected and reader.line_num - start > 1:
+                detail = f"lines {start + 1}-{reader.line_num} read as one row of {len(fields)}"
+                yield from _each_line(file, start, reader.line_num, "unbalanced quote", detail)
                 continue
             if len(fields) != expected:
                 yield BadRow(

@@ -138,3 +138,12 @@ def test_a_line_too_long_is_a_bad_row_read_in_bounded_pieces() -> None:
     ]  # fmt: skip
     assert isinstance(rows[1], BadRow)
     assert rows[1].reason == "line too long"
+
+
+def test_a_quote_left_open_counts_every_line_it_swallows() -> None:
+    lines = (SAMPLE / "EMPRECSV.csv").read_bytes().splitlines(keepends=True)[:4]
+    lines[1] = b'"41292831";"RAMIRO ROBERTO\n'  # a row cut inside a quoted name
+    rows = list(read_rows(io.BytesIO(b"".join(lines)), "Empresas0", Kind.EMPRESAS))
+    assert [(row.line, getattr(row, "reason", "")) for row in rows] == [
+        (1, ""), (2, "unbalanced quote"), (3, "unbalanced quote"), (4, ""),
+    ]  # fmt: skip
