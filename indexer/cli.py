@@ -8,9 +8,12 @@ import json
 import multiprocessing
 import re
 import signal
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import msgspec
 import typer
 from elasticsearch import ApiError, TransportError
@@ -348,6 +351,9 @@ def update(
         raise typer.Exit(1) from error
     except OSError as error:
         say(f"update failed: {error}")
+        raise typer.Exit(1) from error
+    except (zipfile.BadZipFile, zlib.error, EOFError, duckdb.Error) as error:
+        say(f"update failed: the load failed ({type(error).__name__}): {error}")
         raise typer.Exit(1) from error
     finally:
         es.close()

@@ -24,6 +24,7 @@ when it was fetched.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import hashlib
 import json
 import re
@@ -55,7 +56,8 @@ MIN_RATE = 10_000
 """Bytes a second a file must arrive at, on average over `PACE_WINDOW` seconds."""
 PACE_WINDOW = 60.0
 PAGE_SECONDS = 60.0
-"""Seconds a folder listing may take to arrive, whole (a server trickling bytes is cut off)."""
+"""Seconds a folder listing may take to arrive, whole (a server trickling bytes is cut off),
+or `--timeout` when longer."""
 ATTEMPTS = 8
 ROUNDS = 2
 """Whole fetches of a file whose content fails the check before it is rejected."""
@@ -102,12 +104,14 @@ def plain_name(name: str) -> bool:
     """Whether `name` (decoded from a link) is a file name only: no folder, no way up, not
     hidden, nothing a file system reads as a path."""
     return (
-        bool(name) and name == Path(name).name and not name.startswith(".")
+        bool(name) and len(name.encode()) <= 255 and name == Path(name).name
+        and not name.startswith(".")
         and not any(char in name for char in "\\/\x00")
     )  # fmt: skip
 
 
-_USERINFO = re.compile(r"//[^/@\s]*@")
+_USERINFO = re.compile(r"//[^/\s]*@")
+"""From `//` to the last `@` before the path: a password may hold an `@` itself."""
 
 
 def shown(text: str) -> str:
@@ -199,13 +203,20 @@ async def _listing(response: aiohttp.ClientResponse, url: str) -> str:
         if size > MAX_PAGE:
             raise LayoutError(f"{shown(url)}: a listing of more than {MAX_PAGE >> 20} MiB")
         chunks.append(chunk)
-    return b"".join(chunks).decode(response.charset or "utf-8", errors="replace")
+    try:
+        encoding = codecs.lookup(response.charset or "utf-8").name
+    except LookupError:  # a charset Python does not know: the listing is read as UTF-8
+        encoding = "utf-8"
+    return b"".join(chunks).decode(encoding, errors="replace")
 
 
 class Source:
     """The web folders of Receita's releases, read through one HTTP session."""
 
-    def __init__(self, session: aiohttp.ClientSession, base: str = SOURCE) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, base: str = SOURCE, page_seconds: float = PAGE_SECONDS
+    ) -> None:
+        self.page_seconds = page_seconds
         self.session = session
         self.base = base if base.endswith("/") else base + "/"
 
@@ -213,7 +224,10 @@ class Source:
         async for attempt in _retrying(4):
             with attempt:
                 try:
-                    async with asyncio.timeout(PAGE_SECONDS), self.session.get(url) as response:
+                    async with (
+                        asyncio.timeout(self.page_seconds),
+                        self.session.get(url) as response,
+                    ):
                         if (failure := _transient_status(response)) is not None:
                             raise failure
                         if response.status != 200:
@@ -462,7 +476,7 @@ async def download(
     started = time.perf_counter()
     client_timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout)
     async with aiohttp.ClientSession(timeout=client_timeout, trust_env=True) as session:
-        source = Source(session, base)
+        source = Source(session, base, page_seconds=max(PAGE_SECONDS, timeout))
         try:
             months = await source.months()
             if month is not None and month not in months:
@@ -486,7 +500,9 @@ async def download(
             try:
                 urls += await source.zips(regime_folder)
             except (LayoutError, TransientError) as error:
-                report.notes.append(f"tax-regime files not fetched ({regime_folder}): {error}")
+                report.notes.append(
+                    shown(f"tax-regime files not fetched ({regime_folder}): {error}")
+                )
         report.files = len(urls)
         stats = Stats()
         sizes: dict[str, int | None] = {}

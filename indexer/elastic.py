@@ -56,6 +56,11 @@ def new_index_name(alias: str, now: dt.datetime | None = None) -> str:
     return f"{alias}-{stamp}"
 
 
+LOADING = "em_carga"
+"""`_meta` key of an index a load created (since the `carregada_em` stamp exists): the index
+is unfinished until the stamp is there."""
+
+
 def create_index(
     es: Elasticsearch,
     name: str,
@@ -70,7 +75,7 @@ def create_index(
     if shards:
         settings["index"]["number_of_shards"] = shards
     mappings = {**mapping["mappings"], "_meta": {**mapping["mappings"].get("_meta", {}),
-                                                  **(meta or {})}}  # fmt: skip
+                                                  **(meta or {}), LOADING: True}}  # fmt: skip
     es.indices.create(index=name, settings=settings, mappings=mappings)
 
 
@@ -307,31 +312,40 @@ def swap_alias(es: Elasticsearch, alias: str, index: str) -> list[str]:
     return previous
 
 
+def _release_states(es: Elasticsearch, alias: str) -> dict[str, bool]:
+    """Each release index of `alias` (live or not), and whether a load finished it: not when it
+    still has the bulk settings (no refresh), nor when a load created it and never stamped it
+    with `carregada_em` (`load._publish`, after the count, the merge and the catalog: killed
+    while merging or building the catalog). An index made before the stamp existed has neither
+    mark and is judged by its settings alone."""
+    pattern = re.compile(re.escape(alias) + r"-\d{20}")
+    mappings = es.indices.get_mapping(index=f"{alias}-*", allow_no_indices=True).body
+    settings = es.indices.get_settings(
+        index=f"{alias}-*", name="index.refresh_interval", allow_no_indices=True
+    ).body
+    states = {}
+    for name, body in mappings.items():
+        if not pattern.fullmatch(name):
+            continue
+        meta = body.get("mappings", {}).get("_meta", {})
+        index = settings.get(name, {}).get("settings", {}).get("index", {})
+        bulk = index.get("refresh_interval") == BULK_SETTINGS["refresh_interval"]
+        states[name] = not bulk and not (meta.get(LOADING) and "carregada_em" not in meta)
+    return states
+
+
 def finished(es: Elasticsearch, alias: str) -> set[str]:
-    """The release indices of `alias` a load finished: counted, given their catalog and stamped
-    with `carregada_em` (`load._publish`), the last step before the alias may point at them."""
-    return _stamped(es.indices.get_mapping(index=f"{alias}-*", allow_no_indices=True).body)
-
-
-def _stamped(mappings: dict[str, Any]) -> set[str]:
-    return {
-        name for name, body in mappings.items()
-        if "carregada_em" in body.get("mappings", {}).get("_meta", {})
-    }  # fmt: skip
+    """The release indices of `alias` a load finished (`_release_states`)."""
+    return {name for name, done in _release_states(es, alias).items() if done}
 
 
 def unfinished(es: Elasticsearch, alias: str) -> list[str]:
-    """The indices of `alias` a load created and never finished: a load killed before its end
-    (SIGKILL, a machine lost) leaves one without the `carregada_em` stamp, while still writing
-    or while merging or building its catalog. The indices the alias points at are never among
-    them."""
-    pattern = re.compile(re.escape(alias) + r"-\d{20}")
+    """The indices of `alias` a load created and never finished (`_release_states`): what a load
+    killed before its end (SIGKILL, a machine lost) left. The indices the alias points at are
+    never among them."""
     live = set(alias_targets(es, alias))
-    found = es.indices.get_mapping(index=f"{alias}-*", allow_no_indices=True).body
-    done = _stamped(found)
-    return sorted(
-        name for name in found if pattern.fullmatch(name) and name not in live and name not in done
-    )
+    states = _release_states(es, alias)
+    return sorted(name for name, done in states.items() if not done and name not in live)
 
 
 def delete_release(es: Elasticsearch, index: str) -> None:

@@ -3,10 +3,11 @@
 A release is a folder of zips whose CSV members have unstable names
 (`K3241.K03200Y0.D50308.EMPRECSV`, `F.K03200$W.SIMPLES.CSV.D50308`...), or the same members
 already extracted. A file is recognised by a kind marker in its member or zip name, confirmed by
-the column count of its first row; a file with no marker is recognised by its columns alone.
+the column count of its first rows; a file with no marker is recognised by its columns alone.
 The yearly tax-regime CSVs (Lucro Real, Lucro Presumido, Lucro Arbitrado, Imunes e Isentas) have
 a header of their own, which recognises them. Anything else (notes, checksums) is listed as
-ignored, never guessed.
+ignored, never guessed; but a CSV named as a part of the month whose rows do not fit it is a
+misfit, which stops a load (`load._check_release`).
 """
 
 from __future__ import annotations
@@ -228,6 +229,8 @@ def recognise(source: Source) -> Recognised | Ignored:
     guessed = kind_from_columns(rows[0])
     if guessed is not None:
         return Recognised(source, guessed)
+    if named is not None and max(len(row) for row in rows) <= 1:  # a note, a checksum
+        return Ignored(source, f"not a CSV file, though named like {named.value}")
     if named is not None:
         return Ignored(
             source,

@@ -56,6 +56,10 @@ class Endless(LoopbackApp):
         except ConnectionResetError:  # the client stopped reading, as it should
             return response
 
+    async def _odd_charset(self, request: web.Request) -> web.Response:
+        odd = {"Content-Type": "text/html; charset=bogus"}
+        return web.Response(body=b"<p>nada</p>", headers=odd)
+
     async def _busy(self, request: web.Request) -> web.Response:
         return web.Response(status=503, headers={"Retry-After": "\u00b2"})
 
@@ -73,6 +77,7 @@ class Endless(LoopbackApp):
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/endless/", self._endless)
         app.router.add_get("/busy/", self._busy)
+        app.router.add_get("/odd/", self._odd_charset)
         app.router.add_get("/trickle.zip", self._trickle)
 
 
@@ -92,6 +97,9 @@ def test_a_listing_without_end_or_with_an_odd_retry_after_is_one_line(
     assert done.returncode == 2, done.stderr
     assert "more than 8 MiB" in " ".join(done.stderr.split())
     assert "S3cretPW" not in done.stderr + done.stdout
+    odd = cli("download", str(tmp_path), "--source", f"{base}/odd/")
+    assert odd.returncode == 2, odd.stderr  # a charset Python does not know: read as UTF-8
+    assert "no YYYY-MM/ folder" in " ".join(odd.stderr.split())
     busy = cli("download", str(tmp_path), "--source", f"{base}/busy/")
     assert busy.returncode == 2, busy.stderr
     assert "Traceback" not in busy.stderr
@@ -110,6 +118,7 @@ def test_a_damaged_manifest_means_fetching_again(receita: ReceitaServer, tmp_pat
 def test_shown_hides_the_password_of_any_url_in_a_text() -> None:
     said = "http://u:p@h:1/x answered 404; see https://a@b/c"
     assert download.shown(said) == "http://***@h:1/x answered 404; see https://***@b/c"
+    assert download.shown("http://user:p@ss@host/x") == "http://***@host/x"
     assert download.shown(str(ROOT)) == str(ROOT)
 
 

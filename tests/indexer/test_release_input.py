@@ -15,6 +15,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from indexer import elastic, readjob
+from indexer import load as loading
 from indexer.reader import BadRow, read_rows
 from indexer.sources import Kind, Source
 from indexer.staging import megabytes
@@ -46,10 +47,16 @@ def test_a_file_named_as_the_month_that_does_not_read_as_it_stops_the_load(
     alias = new_alias()
     first = load(SAMPLE, alias)
     release = _copy(SAMPLE, tmp_path)
+    (release / "Socios0.zip.md5").write_text("9e107d9d372bb6826bd81d3542a419d6  Socios0.zip\n")
+    checked = load(release, alias)  # a checksum named like a kind is no part of the month
+    assert ("Socios0.zip.md5", "not a CSV file, though named like socios") in [
+        (i.file, i.reason) for i in checked.ignored_files
+    ]
     (release / "Empresas9.csv").write_bytes(b'"a";"b";"c"\n' * 30)
     with pytest.raises(elastic.LoadError, match="named as part of the month"):
         load(release, alias)
-    assert elastic.alias_targets(es, alias) == [first.index]
+    assert elastic.alias_targets(es, alias) == [checked.index]
+    assert checked.index != first.index
 
 
 def test_a_zip_extracted_beside_itself_is_read_once(
@@ -86,15 +93,19 @@ def test_what_a_killed_load_left_is_not_a_release(
     alias = new_alias()
     old, new = load(SAMPLE, alias).index, load(SAMPLE, alias).index
     prefix, stamp = old.rsplit("-", 1)
-    killed = f"{prefix}-{int(stamp) + 1:020d}"  # between the two, serving settings, no stamp
-    es.indices.create(index=killed, mappings={"_meta": {"release_month": "2026-10"}})
+    # Between the two: a load's index with the serving settings, killed before its stamp; and
+    # one made before loads stamped their indices, which is a release.
+    killed, legacy = (f"{prefix}-{int(stamp) + n:020d}" for n in (2, 1))
+    es.indices.create(index=killed, mappings={"_meta": {elastic.LOADING: True}})
+    es.indices.create(index=legacy, mappings={"_meta": {"release_month": "2026-10"}})
     try:
         assert elastic.unfinished(es, alias) == [killed]
-        assert elastic.drop_old(es, alias, keep=2) == []  # it takes no release's place
-        assert elastic.rollback(es, alias) == (new, old)  # nor is it rolled back to
+        assert elastic.drop_old(es, alias, keep=3) == []  # it takes no release's place
+        assert elastic.rollback(es, alias) == (new, legacy)  # nor is it rolled back to
         assert es.indices.exists(index=killed)  # the next load deletes it
+        assert elastic.rollback(es, alias) == (legacy, old)
     finally:
-        es.indices.delete(index=killed, ignore_unavailable=True)
+        es.indices.delete(index=[killed, legacy], ignore_unavailable=True)
 
 
 @pytest.mark.parametrize("value", ["1KB", "63MB", "2TB", "\u0663MB"])
@@ -147,3 +158,11 @@ def test_a_quote_left_open_counts_every_line_it_swallows() -> None:
     assert [(row.line, getattr(row, "reason", "")) for row in rows] == [
         (1, ""), (2, "unbalanced quote"), (3, "unbalanced quote"), (4, ""),
     ]  # fmt: skip
+
+
+def test_a_reference_table_too_long_to_be_receitas_stops_the_load(
+    load: Loader, new_alias: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "MAX_REFERENCE_ROWS", 10)  # the sample's tables are longer
+    with pytest.raises(elastic.LoadError, match="more than 10 rows"):
+        load(SAMPLE, new_alias())
