@@ -243,17 +243,14 @@ def recognise(source: Source) -> Recognised | Ignored:
 def _same_content(path: Path, member: Source) -> bool:
     """Whether the plain file at `path` is the zip member extracted: same size and CRC-32 (read
     in chunks, only when the sizes match)."""
-    try:
-        with zipfile.ZipFile(member.path) as archive:
-            info = archive.getinfo(str(member.member))
-        if path.stat().st_size != info.file_size:
-            return False
-        crc = 0
-        with path.open("rb") as stream:
-            while chunk := stream.read(1 << 20):
-                crc = zlib.crc32(chunk, crc)
-    except (OSError, zipfile.BadZipFile, KeyError):
+    with zipfile.ZipFile(member.path) as archive:  # listed by `iter_sources` a moment ago
+        info = archive.getinfo(str(member.member))
+    if path.stat().st_size != info.file_size:
         return False
+    crc = 0
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
     return crc == info.CRC
 
 
