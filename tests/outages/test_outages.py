@@ -23,6 +23,7 @@ import httpx
 import psutil
 import psycopg
 import pytest
+from elasticsearch import Elasticsearch
 from psycopg_pool import AsyncConnectionPool
 
 from app.audit import writer as audit_writer
@@ -174,7 +175,7 @@ def test_status_names_a_hung_dependency_within_its_own_timeout(peer_alias: str) 
 
 
 def test_elasticsearch_stopped_mid_run_rest_and_agents_503_then_back(
-    server: Server, make_key: MakeKey
+    server: Server, make_key: MakeKey, es: Elasticsearch
 ) -> None:
     key = make_key()
     call = {
@@ -204,6 +205,10 @@ def test_elasticsearch_stopped_mid_run_rest_and_agents_503_then_back(
             assert _down(server) == {"elasticsearch"}
         finally:
             service("start", "elasticsearch")
+        # Back means every index recovered (yellow), as in scripts/faults.py: the start command
+        # returns once the node answers, and the recovery of the suite's many indices takes
+        # seconds more on a loaded machine.
+        es.options(request_timeout=130).cluster.health(wait_for_status="yellow", timeout="120s")
         until(lambda: client.get(f"/v1/cnpj/{SERPRO}").status_code == 200, RECOVERY)
         assert client.post("/mcp", json=read).status_code == 200
 
