@@ -215,7 +215,7 @@ async def relacionadas(backends: Backends, entrada: BuscaRelacionadas) -> Relaci
         query,
         limit=entrada.limit,
         cursor=entrada.cursor,
-        request_digest=paging.digest([entrada.kind, entrada.value]),
+        request_digest=paging.digest([entrada.kind, query]),  # the value as searched
     )
     return Relacionadas(
         kind=entrada.kind,

@@ -178,6 +178,20 @@ def test_related_cursor_bound_to_its_filters(partners_api: httpx.Client) -> None
     assert _related(partners_api, nome="andre de cesero", cursor=tampered).status_code == 400
 
 
+def test_related_cursor_holds_for_the_value_as_searched(partners_api: httpx.Client) -> None:
+    """A cursor belongs to what was searched: the value in another case or spacing is the same
+    search; another value is not."""
+    params = {"kind": "socio", "value": "de cesero", "limit": 1}
+    first = partners_api.get("/v1/relacionadas", params=params).json()
+    assert first["next_cursor"]
+    again = {**params, "value": "  DE  Cesero ", "cursor": first["next_cursor"]}
+    second = partners_api.get("/v1/relacionadas", params=again)
+    assert second.status_code == 200, second.text
+    assert second.json()["data"][0]["cnpj"] != first["data"][0]["cnpj"]
+    other = {**params, "value": "cesero", "cursor": first["next_cursor"]}
+    assert partners_api.get("/v1/relacionadas", params=other).status_code == 400
+
+
 def test_related_by_part_of_a_name_or_a_phone_lists_what_is_shared_once(
     partners_api: httpx.Client,
 ) -> None:
