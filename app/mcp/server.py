@@ -226,13 +226,17 @@ def initialize(context: Context, params: dict[str, Any]) -> dict[str, Any]:
 
 async def list_resources(context: Context) -> dict[str, Any]:
     """Every resource, with its size when its document can be read now (the catalog's, while
-    Elasticsearch is down, are listed without it)."""
+    Elasticsearch is down, are listed without it: once one of them fails, the rest are not
+    tried, so a hung cluster costs one wait)."""
     listed = []
+    catalog_down = False
     for resource in resources.RESOURCES:
-        try:
-            content: bytes | None = await context.rendered.get(context.backends, resource)
-        except UnavailableError:
-            content = None
+        content: bytes | None = None
+        if resource.fixed or not catalog_down:
+            try:
+                content = await context.rendered.get(context.backends, resource)
+            except UnavailableError:
+                catalog_down = True
         listed.append(resources.listed(resource, None if content is None else len(content)))
     return {"resources": listed}
 

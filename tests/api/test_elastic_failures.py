@@ -4,16 +4,19 @@ API error such as a closed index or a refused query)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 
 import pytest
+from aiohttp import web
 from elasticsearch import Elasticsearch
 
 from app.errors import CATALOG_UNAVAILABLE
 from app.mcp import protocol
 from app.mcp.resources import RESOURCES
 from tests.conftest import SERPRO, Server, serving, stored
+from tests.loopback import LoopbackApp
 from tests.mcp.conftest import rpc
 
 FEATURES = [
@@ -160,3 +163,46 @@ def test_agent_docs_and_ufs_read_with_elasticsearch_unreachable(peer_alias: str)
     assert cnaes.status_code == 503
     assert cnaes.json()["error"]["message"] == CATALOG_UNAVAILABLE
     assert len(listed.json()["result"]["resources"]) == len(RESOURCES)
+
+
+class HungCluster(LoopbackApp):
+    """Takes every request and answers none (a cluster that hangs), noting each path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_route("*", "/{tail:.*}", self._hang)
+
+    async def _hang(self, request: web.Request) -> web.StreamResponse:
+        self.paths.append(request.path)
+        await asyncio.sleep(120)
+        return web.Response()
+
+
+def test_agent_resource_list_waits_for_a_hung_catalog_once(peer_alias: str) -> None:
+    """The catalog's resources are listed without their size after the first of them finds
+    the cluster hung: one wait of `REQUEST_TIMEOUT`, not one per resource."""
+    hung = HungCluster()
+    hung.start()
+    server = Server(
+        peer_alias, workers=1,
+        env={"ELASTICSEARCH_URL": f"http://127.0.0.1:{hung.port}", "REQUEST_TIMEOUT": "1"},
+    )  # fmt: skip
+    try:
+        with server.client(timeout=30) as client:
+            before = len(hung.paths)
+            listed = rpc(client, "resources/list")
+            asked = hung.paths[before:]
+    finally:
+        server.stop()
+        hung.stop()
+    assert listed.status_code == 200
+    entries = listed.json()["result"]["resources"]
+    assert len(entries) == len(RESOURCES)
+    assert {e["uri"] for e in entries if "size" in e} == {
+        "service://docs", "service://exemplos", "service://ufs",
+    }  # fmt: skip
+    catalog = [path for path in asked if "-ref" in path]
+    assert len(catalog) == 1, asked
