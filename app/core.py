@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Request, Response
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, MethodNotAllowedException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components
@@ -51,7 +51,8 @@ from app.lib.paging import Cursors
 from app.lookup.records import RecordStore
 from app.lookup.routes import contacts, lookup_cnpj
 from app.market.routes import market, segments
-from app.mcp.routes import mcp_other, mcp_post
+from app.mcp import routes as mcp_routes
+from app.mcp.routes import mcp_post
 from app.monitoring.routes import ROUTES as MONITORING_ROUTES
 from app.partners.routes import company_partners, partner_companies
 from app.ratelimit.limiter import RateLimiter
@@ -137,6 +138,16 @@ def _from_state(key: str) -> Callable[[State], Any]:
     return provide
 
 
+def _not_routed(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+    """A request no route took: on the agent interface's paths, a method other than POST is
+    refused in the JSON-RPC shape; elsewhere, a page or the API's JSON error."""
+    if isinstance(error, MethodNotAllowedException) and (
+        request.scope["path"].rstrip("/") in mcp_routes.PATHS
+    ):
+        return mcp_routes.method_refused()
+    return routing_error(request, error)
+
+
 def create_app(settings: Settings | None = None, *, protected: bool = True) -> Litestar:
     """The app. `protected=False` drops the access middleware (Bearer keys, rate limits,
     audit); only the benchmark uses it, to measure what that layer costs."""
@@ -162,7 +173,6 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
             segments,
             market,
             mcp_post,
-            mcp_other,
             related,
             similar,
             service_status,
@@ -192,7 +202,7 @@ def create_app(settings: Settings | None = None, *, protected: bool = True) -> L
         request_max_body_size=settings.max_body_size,
         middleware=[AccessMiddleware()] if protected else [],
         guards=[reject_unknown_query],
-        exception_handlers={**HANDLERS, HTTPException: routing_error},  # type: ignore[dict-item]
+        exception_handlers={**HANDLERS, HTTPException: _not_routed},  # type: ignore[dict-item]
         openapi_config=OpenAPIConfig(
             title="CNPJ Registry API",
             version=API_VERSION,

@@ -4,8 +4,8 @@ HTTP, one JSON answer per POST, no session, so any app process answers any reque
 Checks before the message is read: the Host and Origin headers against the allowed hosts
 (DNS-rebinding protection: 421 for a foreign Host, 403 for a foreign Origin), the content type
 (415), the Accept header (406) and the `MCP-Protocol-Version` header (400 for a revision this
-server does not speak). GET and DELETE answer 405 with `Allow: POST`: there is no event stream
-and no session to end."""
+server does not speak). GET, DELETE and the other methods answer 405 with `Allow: POST`: there
+is no event stream and no session to end."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 from elasticsearch import ApiError, TransportError
-from litestar import Request, Response, post, route
+from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
 
@@ -240,14 +240,10 @@ async def _batch(
     return _answer(protocol.ENCODER.encode(replies), headers=headers or None)
 
 
-@route(
-    PATHS,
-    http_method=["GET", "DELETE", "PUT", "PATCH"],
-    status_code=405,
-    include_in_schema=False,
-    opt={"access": Access.OPEN},
-)
-async def mcp_other() -> Response[bytes]:
+def method_refused() -> Response[bytes]:
+    """A method other than POST (or OPTIONS, which the framework answers from the route):
+    405 with `Allow: POST` in the JSON-RPC shape. It is the routing's answer, not a route's, so
+    that OPTIONS lists only what is served."""
     failure = RpcError(
         INVALID_REQUEST, "Use POST: este servidor não abre fluxos de eventos nem sessões.",
         status=HTTPStatus.METHOD_NOT_ALLOWED, headers={"Allow": "POST"},

@@ -281,14 +281,17 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
 
 
 def test_other_methods_405_allow_post(anonymous: httpx.Client) -> None:
-    for path in ("/mcp", "/api/mcp"):
-        for method in ("GET", "DELETE", "PUT", "PATCH"):
+    for path in ("/mcp", "/api/mcp", "/mcp/"):
+        for method in ("GET", "DELETE", "PUT", "PATCH", "HEAD"):
             response = anonymous.request(method, path)
-            _error(response, 405, protocol.INVALID_REQUEST)
+            assert response.status_code == 405, (method, path)
             assert response.headers["Allow"] == "POST"
+            if method != "HEAD":
+                _error(response, 405, protocol.INVALID_REQUEST)
         options = anonymous.options(path)  # no key needed to ask what a path allows
         assert options.status_code == 204, options.text
-        assert "POST" in options.headers["Allow"]
+        allowed = {method.strip() for method in options.headers["Allow"].split(",")}
+        assert allowed == {"POST", "OPTIONS"}  # only what answers other than 405
 
 
 def test_refusals_before_the_message_keep_json_rpc(anonymous: httpx.Client) -> None:
