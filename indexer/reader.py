@@ -1,4 +1,5 @@
-"""Read Receita CSV streams row by row: latin-1, `;`, quoted fields, dirt reported, never fatal.
+"""Read Receita CSV streams row by row: latin-1 (or UTF-8), `;`, quoted fields, dirt reported,
+never fatal.
 
 A row that cannot be used is yielded as a `BadRow` (file, line, reason) instead of raising, so
 one bad row never stops a load and none is dropped without a trace.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -16,7 +16,7 @@ from typing import IO
 import msgspec
 
 from app.domain import cnpj, state_registration
-from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header
+from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header, text_of
 
 
 class BadRow(msgspec.Struct, frozen=True):
@@ -67,7 +67,7 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
     expected = COLUMNS[kind]
     validate = _VALIDATORS.get(kind)
     delimiter = "," if kind is Kind.REGIMES else ";"
-    with io.TextIOWrapper(stream, encoding="latin-1", newline="") as text:
+    with text_of(stream) as text:
         over_long: set[int] = set()
         lines = _clean_lines(text, over_long)
         reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)

@@ -12,6 +12,7 @@ misfit, which stops a load (`load._check_release`).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import zipfile
@@ -173,11 +174,30 @@ SAMPLED = 20
 """Lines a file named like a kind is checked on when its first row does not fit the kind."""
 
 
+def _latin1_rest(error: UnicodeError) -> tuple[str, int]:
+    """The bytes that are not UTF-8, read as latin-1 (Receita's encoding)."""
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("latin1_rest", _latin1_rest)
+
+
+def text_of(raw: IO[bytes]) -> io.TextIOWrapper:
+    """A file's text: Receita publishes latin-1, and a copy re-encoded to UTF-8 must read the
+    same. Bytes are read as UTF-8 and those that are not UTF-8 as latin-1: latin-1's accented
+    letters are never valid UTF-8 in Portuguese text (an accented letter is followed by a
+    letter, a space or a separator, never by the continuation byte UTF-8 would need), so each
+    file reads right in either encoding, even one that mixes them line by line."""
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="latin1_rest", newline="")
+
+
 def first_lines(source: Source, count: int) -> list[str]:
     """The first `count` non-blank lines, each read up to `MAX_LINE` characters (a longer one
     ends the sample: what follows it is not read here)."""
     lines: list[str] = []
-    with source.open() as raw, io.TextIOWrapper(raw, encoding="latin-1", newline="") as text:
+    with source.open() as raw, text_of(raw) as text:
         while len(lines) < count:
             line = text.readline(MAX_LINE)
             if not line:
@@ -190,8 +210,8 @@ def first_lines(source: Source, count: int) -> list[str]:
 
 
 def is_regime_header(line: str) -> bool:
-    """Whether `line` is the header of a tax-regime file (a UTF-8 byte-order mark, read as
-    latin-1, is allowed before it)."""
+    """Whether `line` is the header of a tax-regime file (a UTF-8 byte-order mark is allowed
+    before it)."""
     text = line.strip("\r\n ").removeprefix("\u00ef\u00bb\u00bf").removeprefix("\ufeff")
     return [part.strip().lower() for part in text.split(",")] == REGIME_HEADER
 
