@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections.abc import Sequence
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -35,13 +36,29 @@ Python counts most as global, yet through a NAT64 gateway or a 6to4 relay they r
 address they carry (127.0.0.1, 10.0.0.0/8, 169.254.169.254). Refused unless listed."""
 
 
+NOT_PUBLIC = tuple(
+    ipaddress.ip_network(prefix)
+    for prefix in (
+        "192.0.0.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.175.48.0/24",
+        "::ffff:0:0:0/96", "2001::/23", "2620:4f:8000::/48", "fec0::/10", "5f00::/16",
+    )
+)  # fmt: skip
+"""Special-purpose ranges (IANA's registries) that this Python counts as global: protocol
+assignments, AS112 and AMT relays, SIIT's IPv4-translated form of 127.0.0.1 and the rest,
+site-local IPv6 and SRv6. None is a subscriber's endpoint; refused unless listed."""
+
+
 def allowed(raw: str, networks: Sequence[Network]) -> bool:
     address = normalise(raw)
     if address is None:
         return False
     if any(address in network for network in networks):
         return True
-    return address.is_global and not any(address in prefix for prefix in TRANSITION)
+    return (
+        address.is_global
+        and not address.is_multicast
+        and not any(address in prefix for prefix in (*TRANSITION, *NOT_PUBLIC))
+    )
 
 
 def guarded_socket(networks: Sequence[Network]) -> object:
@@ -87,15 +104,16 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
         raise BadRequestError("webhook_url: sem usuário e senha na URL.", {"campo": "webhook_url"})
     if port == 0:
         raise BadRequestError("webhook_url: porta de 1 a 65535.", {"campo": "webhook_url"})
+    host = _host(parts.hostname)
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(
-            parts.hostname,
+            host,
             port or (443 if parts.scheme == "https" else 80),
             type=socket.SOCK_STREAM,
         )
     except (OSError, ValueError):
         raise BadRequestError(
-            f"webhook_url: o endereço {parts.hostname[:100]} não foi encontrado.",
+            f"webhook_url: o endereço {host[:100]} não foi encontrado.",
             details={"campo": "webhook_url"},
         ) from None
     refused = sorted({str(info[4][0]) for info in infos if not allowed(str(info[4][0]), networks)})
@@ -105,14 +123,41 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
             "endereço público.",
             details={"campo": "webhook_url", "enderecos": refused[:5]},
         )
-    return _canonical(parts)
+    return _canonical(parts, host)
 
 
-def _canonical(parts: SplitResult) -> str:
-    """The URL as it is stored and compared: scheme and host in lower case, no default port,
-    no fragment (never sent), so one endpoint spelt two ways is one endpoint."""
+_NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
+
+
+def _host(name: str) -> str:
+    """The host as connections use it: an IP address in its one written form, a name in ASCII
+    (IDNA: `ｅｘａｍｐｌｅ.com` is `example.com`). A host in a form some clients read as an
+    address and others refuse (`134744072`, `0x7f.1`, `127.1`, a zone id) is a 400."""
+    refused = BadRequestError(
+        "webhook_url: o endereço deve ser um nome, um IPv4 de quatro números (1.2.3.4) ou um "
+        "IPv6 entre colchetes sem zona.",
+        {"campo": "webhook_url"},
+    )
+    if "%" in name:
+        raise refused
+    try:
+        return ipaddress.ip_address(name).compressed
+    except ValueError:
+        pass
+    if _NUMBER.fullmatch(name.rstrip(".").rsplit(".", 1)[-1]):  # no top-level name is a number
+        raise refused
+    try:
+        return name.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise BadRequestError(
+            f"webhook_url: nome de domínio inválido: {name[:100]}.", {"campo": "webhook_url"}
+        ) from None
+
+
+def _canonical(parts: SplitResult, host: str) -> str:
+    """The URL as it is stored and compared: scheme and host in their one form, no default
+    port, no fragment (never sent), so one endpoint spelt two ways is one endpoint."""
     default = {"https": 443, "http": 80}[parts.scheme]
-    host = parts.hostname or ""
     netloc = f"[{host}]" if ":" in host else host
     if parts.port is not None and parts.port != default:
         netloc += f":{parts.port}"

@@ -20,6 +20,7 @@ share busy.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ from app.settings import Settings
 from app.webhooks import signing
 from app.webhooks.addresses import RefusedAddressError, guarded_socket, networks_of
 
+log = logging.getLogger(__name__)
+
 MAX_ERROR = 300
 MAX_RETRY_AFTER = 24 * 3600
 FAST = 0.5
@@ -44,6 +47,12 @@ most for room there before it is postponed."""
 MAX_PAUSE = 300.0
 """The longest an origin that stopped answering is left alone (seconds)."""
 MAX_ANSWER = 64 * 1024
+DRAIN = 2.0
+"""Seconds the body of an answer is read at most once its status came: an endpoint that stalls
+there has answered (its status counts), and its connection is closed."""
+MAX_DOUBLINGS = 30
+"""Failures in a row past which an origin's pause stops doubling (it is `MAX_PAUSE` long before
+that; the bound keeps `2 ** n` a number a float holds)."""
 """Bytes of an endpoint's answer read, so its connection can serve the next delivery; past
 this the connection is closed and the rest never read (an answer of gigabytes costs nothing)."""
 
@@ -105,7 +114,11 @@ async def send(
         async with session.post(
             url, data=body.encode(), headers=headers, allow_redirects=False
         ) as answer:
-            await _drain(answer)
+            try:
+                async with asyncio.timeout(DRAIN):
+                    await _drain(answer)
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                answer.close()  # the status came: what follows it does not change the outcome
             wait = (
                 retry_after(answer.headers.get("Retry-After"))
                 if answer.status in (429, 503)
@@ -149,7 +162,16 @@ def failure(error: BaseException) -> str:
         return "resposta HTTP inválida do endpoint"
     if isinstance(error, aiohttp.ClientConnectorError):
         return "endpoint inalcançável"
-    return f"falha de rede ({type(error).__name__})"
+    if isinstance(error, aiohttp.InvalidURL):
+        return "endereço do endpoint inválido"
+    log.warning("webhook delivery failed: %s", type(error).__name__)
+    return "falha de rede ao falar com o endpoint"
+
+
+def pause_after(failures: int, timeout: float) -> float:
+    """Seconds an origin rests after `failures` attempts in a row got no answer: the attempts'
+    timeout, doubled at each failure, up to `MAX_PAUSE`."""
+    return min(timeout * 2.0 ** min(failures - 1, MAX_DOUBLINGS), MAX_PAUSE)
 
 
 def origin(url: str) -> str:
@@ -244,8 +266,7 @@ class Sender:
         state.pace = took if not state.pace else 0.8 * state.pace + 0.2 * took
         if outcome.status is None:
             state.failures += 1
-            pause = min(self._timeout * 2 ** (state.failures - 1), MAX_PAUSE)
-            state.paused_until = time.monotonic() + pause
+            state.paused_until = time.monotonic() + pause_after(state.failures, self._timeout)
         else:
             state.failures, state.paused_until = 0, 0.0
         return outcome

@@ -244,3 +244,36 @@ def test_endpoint_answering_without_end_read_only_in_part() -> None:
     outcome = _send_once(flood, timeout=30)
     assert outcome.ok
     assert sent[0] < 64 * 2**20, sent[0]  # a gigabyte offered, a few socket buffers taken
+
+
+def test_origin_pause_doubles_up_to_its_bound_however_long_it_fails() -> None:
+    """An endpoint that never answers, for days: its pause stays `MAX_PAUSE` (the doubling
+    once overflowed a float after 1,025 failures, and every attempt after it crashed)."""
+    assert delivery.pause_after(1, 10) == 10
+    assert delivery.pause_after(3, 10) == 40
+    for failures in (6, 1_025, 10**6):
+        assert delivery.pause_after(failures, 10) == delivery.MAX_PAUSE
+
+
+def test_endpoint_stalling_after_its_status_has_answered() -> None:
+    """A 200 whose body never ends arriving: delivered (its status counts), read for
+    `DRAIN` seconds at most, not a timeout to retry."""
+
+    def stall(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok")
+        time.sleep(4)
+
+    outcome = _send_once(stall, timeout=10)
+    assert (outcome.status, outcome.erro) == (200, None)
+    assert outcome.ok
+
+
+def test_endpoint_address_aiohttp_refuses_named_in_portuguese() -> None:
+    async def attempt() -> delivery.Resultado:
+        async with delivery.client([], timeout=5) as session:
+            return await delivery.send(
+                session, "https://134744072/", "whsec_" + "A" * 44, "m", "{}"
+            )
+
+    outcome = asyncio.run(attempt())
+    assert (outcome.status, outcome.erro) == (None, "endereço do endpoint inválido")

@@ -41,6 +41,15 @@ def test_create_monitor_secret_once_and_listing(
     assert created["segredo"] not in str(listed) + str(one)
 
 
+NOT_PUBLIC_HOSTS = (
+    "[fec0::1]", "[::ffff:0:7f00:1]", "192.0.0.8", "192.31.196.1", "224.0.0.1", "[ff02::1]",
+    "134744072", "0x7f.1", "127.1", "[fec0::3%25eth0]",
+)  # fmt: skip
+"""Special-purpose ranges Python counts as global (site-local, SIIT's form of 127.0.0.1, IETF
+protocol assignments, AS112), multicast; hosts some clients read as an address and others
+refuse (one number, short forms); a zone id."""
+
+
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [
@@ -60,6 +69,10 @@ def test_create_monitor_secret_once_and_listing(
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[::7f00:1]/x"}, 400, "webhook_url"),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2002:7f00:1::]/x"}, 400, "webhook_url"),
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://nao-existe.invalid/x"}, 400, "webhook_url"),
+        *(
+            ({"cnpj": SAMPLE_CNPJ, "webhook_url": f"https://{host}/x"}, 400, "webhook_url")
+            for host in NOT_PUBLIC_HOSTS
+        ),
         # control characters (PostgreSQL text takes no NUL; a newline would split a header),
         # an unclosed IPv6 bracket, ports out of range: refused before any lookup
         ({"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34/h\x00k"}, 400, "webhook_url"),
@@ -146,6 +159,16 @@ def test_monitor_cap_by_plan_and_duplicate(
     assert first.status_code == 201, first.text
     assert first.json()["monitor"]["webhook_url"] == url  # the fragment is never sent
     assert again.status_code == 409
+    with server.client(headers=make_key().headers) as client:  # an address, a name: one form
+        address = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2606:2800:0220:1::1]/x"}
+        )
+        same = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2606:2800:220:1:0::1]/x"}
+        )
+    assert address.status_code == 201, address.text
+    assert address.json()["monitor"]["webhook_url"] == "https://[2606:2800:220:1::1]/x"
+    assert same.status_code == 409
     with psycopg.connect(database) as conn:
         caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
     assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
