@@ -10,6 +10,7 @@ them; `entregar` is one attempt, logged.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -30,6 +31,8 @@ from app.monitoring.diff import Mudanca, changes
 from app.monitoring.repository import Baseline, Monitor, NovaEntrega, Tentativa, Vigia
 from app.webhooks import delivery, signing
 from app.webhooks.addresses import check_url, networks_of
+
+log = logging.getLogger(__name__)
 
 DELIVER = "entregar_webhook"
 """The worker's task that delivers an event (deferred by name: this module defines no task)."""
@@ -493,6 +496,28 @@ async def entregar(
     next_at = None if (outcome.ok or last) else _next(delays[in_round], outcome.retry_after)
     estado = "entregue" if outcome.ok else "falhou" if last else None
     attempt = (outcome.status, outcome.duracao_ms, outcome.erro)
+    try:
+        await _record(backends, pendente, attempt, next_at, estado, teste, outcome)
+    except psycopg.errors.ForeignKeyViolation:  # removed with its monitor while it was sent
+        log.info("delivery %s: its monitor was removed during the attempt", entrega_id)
+        return outcome
+    if next_at is not None:
+        raise RetryLater(next_at, outcome.erro or "falha na entrega")
+    return outcome
+
+
+async def _record(
+    backends: Backends,
+    pendente: repository.Pendente,
+    attempt: tuple[int | None, int, str | None],
+    next_at: datetime | None,
+    estado: str | None,
+    teste: bool,
+    outcome: delivery.Resultado,
+) -> None:
+    """The attempt in the log and the event's state; on the last failure, the monitor paused."""
+    entrega_id = pendente.id
+    in_round = pendente.tentativas - pendente.rodada_inicio
     async with backends.pool.connection() as conn:
         if estado != "falhou" or teste:
             await repository.record_attempt(
@@ -510,9 +535,6 @@ async def entregar(
                 )
                 if pendente.monitor_id is not None:
                     await repository.pause_monitor(conn, pendente.monitor_id, f"Pausado: {reason}.")
-    if next_at is not None:
-        raise RetryLater(next_at, outcome.erro or "falha na entrega")
-    return outcome
 
 
 def _next(delay: float, asked: float | None) -> datetime:

@@ -277,3 +277,29 @@ def test_endpoint_address_aiohttp_refuses_named_in_portuguese() -> None:
 
     outcome = asyncio.run(attempt())
     assert (outcome.status, outcome.erro) == (None, "endereço do endpoint inválido")
+
+
+def test_monitor_removed_while_its_test_is_sent_answers_the_test(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    """The test goes out, the monitor is deleted before the endpoint answers: the test's
+    answer still comes (200, the attempt), with nothing left to log it under (was a 500)."""
+    key = make_key()
+    monitor = create_monitor(server, key, receiver, "removido", SAMPLE_CNPJ)["monitor"]
+    receiver.plan("removido", (200, {}, 2.0))
+    answers: list[Any] = []
+
+    def run_test() -> None:
+        with server.client(headers=key.headers, timeout=30) as client:
+            answers.append(client.post(f"{BASE}/{monitor['id']}/testar"))
+
+    thread = threading.Thread(target=run_test)
+    thread.start()
+    receiver.wait("removido", 1)
+    with server.client(headers=key.headers) as client:
+        assert client.delete(f"{BASE}/{monitor['id']}").status_code == 204
+    thread.join(30)
+    [answer] = answers
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["ok"], answer.json()["status_http"]) == (True, 200)
+    assert log_of(server, key) == []
