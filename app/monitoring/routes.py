@@ -175,9 +175,11 @@ async def test_monitor(
     summary="Check a monitor now",
     description=(
         "Compares the monitor's record with the live release now: the changed fields, and the "
-        "event raised (`entrega_id`) when something changed."
+        "event raised (`entrega_id`) when something changed. 409 while the monitor is paused "
+        "(what changed meanwhile is reported once it is resumed)."
     ),
     status_code=200,
+    responses={409: CONFLICT},
     tags=TAGS,
 )
 async def verify_monitor(

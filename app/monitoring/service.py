@@ -404,10 +404,17 @@ async def _check(
 
 
 async def verify(backends: Backends, conta_id: int, monitor_id: int) -> Verificacao:
-    """Checks one monitor against the live release now."""
+    """Checks one monitor against the live release now. A paused monitor is not checked: its
+    events would be cancelled, and the change it moved the baseline past never delivered (once
+    resumed, this check or the next release's reports it)."""
     index = await _release_index(backends)
     async with backends.pool.connection() as conn, conn.transaction():
         vigia = await _owned(conn, conta_id, monitor_id, lock=True)
+        if vigia.estado != "ativo":
+            raise ConflictError(
+                "Monitoramento pausado: retome-o (PATCH estado=ativo) e verifique; o que mudou "
+                "enquanto esteve pausado é avisado então."
+            )
         found = await find_companies(backends.es, backends.alias, [vigia.cnpj])
         [outcome] = await _check(conn, backends, [vigia], {c.cnpj: c for c in found}, index)
         return outcome

@@ -169,3 +169,22 @@ def test_log_filter_takes_only_known_events(server: Server, make_key: MakeKey) -
 def test_log_event_names_cover_every_event_raised() -> None:
     raised = {*service.EVENTS, service.TEST_EVENT, lots.EVENT_DONE, lots.EVENT_FAILED}
     assert set(get_args(service.TipoEvento)) == raised
+
+
+def test_paused_monitor_not_checked_its_change_kept_for_when_it_resumes(
+    server: Server, make_key: MakeKey, receiver: Receiver, database: str
+) -> None:
+    """`/verificar` on a paused monitor is a 409 that moves nothing: the change is reported
+    once the monitor is resumed (it used to be raised, cancelled and never delivered)."""
+    key = make_key()
+    monitor_id = create_monitor(server, key, receiver, "pausado", SAMPLE_CNPJ)["monitor"]["id"]
+    age_baselines(database, [monitor_id])
+    with server.client(headers=key.headers) as client:
+        assert client.patch(f"{BASE}/{monitor_id}", json={"estado": "pausado"}).status_code == 200
+        refused = client.post(f"{BASE}/{monitor_id}/verificar")
+        assert refused.status_code == 409, refused.text
+        assert "pausado" in refused.json()["message"]
+        assert client.patch(f"{BASE}/{monitor_id}", json={"estado": "ativo"}).status_code == 200
+        resumed = client.post(f"{BASE}/{monitor_id}/verificar").json()
+    assert resumed["alterado"] is True
+    assert resumed["mudancas"][0]["antes"] == "NOME ANTIGO LTDA"
