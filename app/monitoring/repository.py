@@ -327,13 +327,6 @@ async def record_attempt(
     )  # fmt: skip
 
 
-async def finish_entrega(conn: AsyncConnection, entrega_id: uuid.UUID, estado: str) -> None:
-    await conn.execute(
-        "UPDATE entregas SET estado = %s, concluida_em = now() WHERE id = %s",
-        (estado, entrega_id),
-    )
-
-
 async def reopen_entrega(conn: AsyncConnection, entrega_id: uuid.UUID) -> bool:
     """A new round of retries for a finished event: pending again, its schedule starting
     over; False when it is still pending (nothing changed)."""

@@ -34,6 +34,9 @@ from app.webhooks.addresses import check_url, networks_of
 
 log = logging.getLogger(__name__)
 
+NOT_SENT_PAUSED = "não enviada: o monitoramento foi pausado"
+"""`erro` of the log row of an event cancelled because its monitor was paused."""
+
 DELIVER = "entregar_webhook"
 """The worker's task that delivers an event (deferred by name: this module defines no task)."""
 EVENTS: tuple[Literal["empresa.alterada", "empresa.removida"], ...] = (
@@ -486,8 +489,13 @@ async def entregar(
     if pendente is None or pendente.estado != "pendente":
         return None
     if pendente.monitor_estado != "ativo" and not teste:
+        # Logged like an attempt that sent nothing, so the event shows in the log (with its id,
+        # to re-send once the monitor is resumed) even when it was never tried.
         async with backends.pool.connection() as conn:
-            await repository.finish_entrega(conn, entrega_id, "cancelada")
+            await repository.record_attempt(
+                conn, entrega_id, pendente.tentativas + 1, (None, 0, NOT_SENT_PAUSED), None,
+                "cancelada",
+            )  # fmt: skip
         return None
     secret = signing.secret_of(backends.secret, pendente.dono, pendente.segredo_sal)
     body = msgspec.json.encode(pendente.corpo).decode()

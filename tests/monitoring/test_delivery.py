@@ -303,3 +303,27 @@ def test_monitor_removed_while_its_test_is_sent_answers_the_test(
     assert answer.status_code == 200, answer.text
     assert (answer.json()["ok"], answer.json()["status_http"]) == (True, 200)
     assert log_of(server, key) == []
+
+
+def test_event_cancelled_by_a_pause_shows_in_the_log_and_is_resent(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker, database: str
+) -> None:
+    """An event still to be tried when its monitor is paused is cancelled with a row in the log
+    (an event postponed before any attempt had none, so its id was nowhere to re-send it)."""
+    key = make_key()
+    receiver.plan("pausa", (503, {"Retry-After": "3"}, 0))
+    monitor = create_monitor(server, key, receiver, "pausa", SAMPLE_CNPJ)["monitor"]
+    checked = force_change(database, server, key, monitor["id"])
+    receiver.wait("pausa", 1)
+    with server.client(headers=key.headers) as client:
+        client.patch(f"{BASE}/{monitor['id']}", json={"estado": "pausado"})
+    rows = until(lambda: [r for r in log_of(server, key) if r["tentativa"] == 2], seconds=30)
+    assert (rows[0]["entrega_id"], rows[0]["status_http"]) == (checked["entrega_id"], None)
+    assert rows[0]["erro"] == "não enviada: o monitoramento foi pausado"
+    assert rows[0]["entrega_estado"] == "cancelada"
+    assert len(receiver.of("pausa")) == 1  # nothing was sent for it
+    with server.client(headers=key.headers) as client:
+        client.patch(f"{BASE}/{monitor['id']}", json={"estado": "ativo"})
+        path = f"{BASE}/logs/{checked['entrega_id']}/reenviar"
+        assert client.post(path).status_code == 202
+    assert receiver.wait("pausa", 2)[-1].headers["webhook-id"] == checked["entrega_id"]
