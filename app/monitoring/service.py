@@ -428,6 +428,9 @@ async def check_release(backends: Backends, indice: str | None = None) -> Rodada
     one search and one transaction per batch."""
     index = indice or await _release_index(backends)
     rodada = Rodada(indice=index)
+    if indice and not await backends.es.indices.exists(index=indice):
+        log.warning("release %s is gone (dropped before its check ran): nothing to check", indice)
+        return rodada
     after = 0
     unanalysed = 0
     while True:

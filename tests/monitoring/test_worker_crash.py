@@ -5,14 +5,19 @@ the same `webhook-id` both times."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import AsyncConnectionPool
 
+from app.monitoring import releases
+from app.worker.queue import queue
 from tests.conftest import ROOT, MakeKey, Server
 from tests.monitoring.conftest import age_baselines, create_monitor, force_change
 from tests.peers import Receiver, Worker, until
@@ -223,3 +228,33 @@ def test_worker_of_an_alias_without_release_waits_quietly(
         return bool(found and found[0])
 
     until(reconciled, seconds=30)
+
+
+def test_check_of_a_release_dropped_before_it_ran_ends(
+    monitored_alias: str, workers: list[Worker], database: str
+) -> None:
+    """A release check whose index is gone (`indexer drop` before the check ran) ends with
+    nothing checked; it used to fail on the missing index and be retried every 10 minutes."""
+    gone = f"{monitored_alias}-gone-{uuid.uuid4().hex[:8]}"
+
+    async def defer() -> None:
+        async with AsyncConnectionPool(database, open=False, kwargs={"autocommit": True}) as pool:
+            await queue.open_async(pool=pool)
+            try:
+                await releases.defer_check(queue, monitored_alias, gone)
+            finally:
+                await queue.close_async()
+
+    asyncio.run(defer())
+    worker = Worker(monitored_alias)
+    workers.append(worker)
+
+    def status() -> str | None:
+        with psycopg.connect(database) as conn:
+            row = conn.execute(
+                "SELECT status FROM procrastinate_jobs WHERE args->>'indice' = %s", (gone,)
+            ).fetchone()
+        return None if row is None or row[0] in ("todo", "doing") else str(row[0])
+
+    assert until(status) == "succeeded"
+    assert f"release {gone} is gone" in worker.log()
