@@ -52,8 +52,12 @@ _SYNTAX = {
     "trailing comma in object": "vírgula sobrando no fim de um objeto",
     "invalid escape character in string": "escape inválido num texto",
     "Number out of range": "número fora do intervalo representável",
+    "invalid utf-16 surrogate pair": "par de escapes \\u UTF-16 inválido num texto",
 }
 _BYTE = re.compile(r"\(byte (\d+)\)")
+_LONE_HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+"""A `\\uD800`-`\\uDBFF` escape without the low half after it: msgspec reads on for that half
+and says the input was truncated."""
 
 
 def _syntax(text: str) -> str:
@@ -76,6 +80,10 @@ def decode(raw: bytes) -> Any:
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError as error:
+        if str(error) == "Input data was truncated" and _LONE_HIGH.search(raw):
+            raise BadRequestError(
+                "Corpo JSON inválido: um escape \\uD800-\\uDBFF sem o par UTF-16 que o completa."
+            ) from None
         raise BadRequestError(f"Corpo JSON inválido: {_syntax(str(error))}") from None
     except UnicodeDecodeError:
         raise BadRequestError("Corpo JSON inválido: o texto não é UTF-8 válido.") from None

@@ -161,6 +161,10 @@ def test_body_as_json_any_spelling_reaches_the_route(
          None),
         ("POST", "/v1/seek", b'{"capital_min": 1e400}',
          "Corpo JSON inválido: número fora do intervalo representável.", None),
+        ("POST", "/v1/seek", b'{"municipio": "\\ud800"}',
+         "Corpo JSON inválido: um escape \\uD800-\\uDBFF sem o par UTF-16 que o completa.", None),
+        ("POST", "/v1/cnpj/lote", b'["\\udc00x"]',
+         "Corpo JSON inválido: par de escapes \\u UTF-16 inválido num texto (byte 8).", None),
     ],
 )  # fmt: skip
 def test_body_refused_by_type_in_the_service_words(
