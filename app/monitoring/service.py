@@ -510,12 +510,13 @@ async def entregar(
         raise Postponed(busy.at, "a origem do endpoint está ocupada ou sem responder") from None
     delays = retry_delays(backends.settings)
     in_round = pendente.tentativas - pendente.rodada_inicio
-    last = teste or outcome.gone or in_round >= len(delays)
+    once = teste or pendente.tipo == TEST_EVENT  # a test, or a test re-sent: pauses nothing
+    last = once or outcome.gone or in_round >= len(delays)
     next_at = None if (outcome.ok or last) else _next(delays[in_round], outcome.retry_after)
     estado = "entregue" if outcome.ok else "falhou" if last else None
     attempt = (outcome.status, outcome.duracao_ms, outcome.erro)
     try:
-        await _record(backends, pendente, attempt, next_at, estado, teste, outcome)
+        await _record(backends, pendente, attempt, next_at, estado, once, outcome)
     except psycopg.errors.ForeignKeyViolation:  # removed with its monitor while it was sent
         log.info("delivery %s: its monitor was removed during the attempt", entrega_id)
         return outcome

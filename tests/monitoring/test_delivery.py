@@ -327,3 +327,21 @@ def test_event_cancelled_by_a_pause_shows_in_the_log_and_is_resent(
         path = f"{BASE}/logs/{checked['entrega_id']}/reenviar"
         assert client.post(path).status_code == 202
     assert receiver.wait("pausa", 2)[-1].headers["webhook-id"] == checked["entrega_id"]
+
+
+def test_test_event_re_sent_is_tried_once_and_pauses_nothing(
+    server: Server, make_key: MakeKey, receiver: Receiver, worker: Worker
+) -> None:
+    """A test event re-sent goes through the worker, and is still a test: a `410 Gone` there
+    is logged, not retried, and leaves the monitor active."""
+    key = make_key()
+    monitor = create_monitor(server, key, receiver, "teste-de-novo", SAMPLE_CNPJ)["monitor"]
+    with server.client(headers=key.headers) as client:
+        tested = client.post(f"{BASE}/{monitor['id']}/testar").json()
+        receiver.plan("teste-de-novo", (410, {}, 0))
+        path = f"{BASE}/logs/{tested['entrega_id']}/reenviar"
+        assert client.post(path).status_code == 202
+    rows = until(lambda: [r for r in log_of(server, key) if r["tentativa"] == 2])
+    assert (rows[0]["status_http"], rows[0]["entrega_estado"]) == (410, "falhou")
+    assert _monitor(server, key, monitor["id"])["estado"] == "ativo"
+    assert len(receiver.of("teste-de-novo")) == 2
