@@ -34,7 +34,7 @@ from app.domain.record import (
     Telefone,
 )
 from app.domain.text import normalize, normalize_name, partner_key, phonetic_name
-from indexer.references import References
+from indexer.references import References, remember
 from indexer.sources import Kind
 from indexer.staging import Joined
 
@@ -204,28 +204,29 @@ class Builder:
 
     def fixed(self, code: str | None, table: Mapping[str, str]) -> Rotulo | None:
         key = (id(table), code or "")
-        if key not in self._fixed:
-            self._fixed[key] = _fixed(code, table)
-        return self._fixed[key]
+        if key in self._fixed:
+            return self._fixed[key]
+        return remember(self._fixed, key, _fixed(code, table))
 
     def cnae(self, code: str) -> Cnae:
         """The principal activity `code` (seven digits) with its label and hierarchy."""
         found = self._cnaes.get(code)
         if found is None:
-            found = activity(code, self.refs.label(Kind.CNAES, code), True)
-            self._cnaes[code] = found
+            found = remember(
+                self._cnaes, code, activity(code, self.refs.label(Kind.CNAES, code), True)
+            )
         if found.descricao is None:
-            self.refs.missing[(Kind.CNAES.value, code)] += 1
+            self.refs.count_missing(Kind.CNAES.value, code)
         return found
 
     def secondary(self, code: str) -> CnaeSecundario:
         """A secondary activity (seven digits) with its label."""
         found = self._secondary.get(code)
         if found is None:
-            found = CnaeSecundario(codigo=code, descricao=self.refs.label(Kind.CNAES, code))
-            self._secondary[code] = found
+            label = self.refs.label(Kind.CNAES, code)
+            found = remember(self._secondary, code, CnaeSecundario(codigo=code, descricao=label))
         if found.descricao is None:
-            self.refs.missing[(Kind.CNAES.value, code)] += 1
+            self.refs.count_missing(Kind.CNAES.value, code)
         return found
 
     def municipio(self, code: str) -> tuple[Municipio, str]:
@@ -238,15 +239,13 @@ class Builder:
             municipio = Municipio(
                 codigo=code, codigo_ibge=cidade.codigo_ibge if cidade else None, nome=nome
             )
-            found = (municipio, normalize(nome or ""))
-            self._municipios[code] = found
+            found = remember(self._municipios, code, (municipio, normalize(nome or "")))
         return found
 
     def cnae_words(self, cnae: Cnae) -> str:
         found = self._normalized_cnae.get(cnae.codigo)
         if found is None:
-            found = normalize(cnae.descricao or "")
-            self._normalized_cnae[cnae.codigo] = found
+            found = remember(self._normalized_cnae, cnae.codigo, normalize(cnae.descricao or ""))
         return found
 
     def partner(self, item: Sequence[str]) -> Socio:

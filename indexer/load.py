@@ -289,7 +289,8 @@ def _tally(
     report.new += outcome.new
     report.changed += outcome.changed
     report.unchanged += outcome.unchanged
-    refs.missing.update(result.missing)
+    for (table, code), times in result.missing.items():
+        refs.count_missing(table, code, times)
     for error in outcome.errors:
         detail = f"{error.id}: {error.reason}"
         bad_rows.add(BadRow("elasticsearch", 0, "rejected by Elasticsearch", detail))

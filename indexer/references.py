@@ -10,12 +10,32 @@ import csv
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from app.domain.codes import code_key
 from app.domain.record import Rotulo
 from indexer.sources import Kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reference"
+MAX_CACHED = 100_000
+"""Distinct codes of one kind whose built value is kept for reuse. A release uses a few
+thousand of each (the reference tables hold at most 100,000 rows); a file with millions of
+distinct made-up codes gets the rest built each time, so memory stays bounded."""
+MAX_MISSING = 10_000
+"""Distinct missing codes counted one by one; the rest are counted together under
+`OTHER_CODES` of their table, so the totals stay exact and memory bounded."""
+OTHER_CODES = "(outros)"
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def remember(cache: dict[K, V], key: K, value: V) -> V:
+    """`value`, kept in `cache` under `key` while the cache holds fewer than `MAX_CACHED`."""
+    if len(cache) < MAX_CACHED:
+        cache[key] = value
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +66,18 @@ class References:
         the table lacks is counted as missing each time it is used."""
         found = self._rotulos.get((kind, code))
         if found is None:
-            found = Rotulo(codigo=code, descricao=self.label(kind, code))
-            self._rotulos[(kind, code)] = found
+            found = remember(
+                self._rotulos, (kind, code), Rotulo(codigo=code, descricao=self.label(kind, code))
+            )
         if found.descricao is None:
-            self.missing[(kind.value, code)] += 1
+            self.count_missing(kind.value, code)
         return found
+
+    def count_missing(self, table: str, code: str, times: int = 1) -> None:
+        key = (table, code)
+        if key not in self.missing and len(self.missing) >= MAX_MISSING:
+            key = (table, OTHER_CODES)
+        self.missing[key] += times
 
 
 def load_fixtures(references: References) -> References:

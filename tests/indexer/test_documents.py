@@ -4,7 +4,16 @@ from decimal import Decimal
 
 import pytest
 
-from indexer.documents import capital, iso_date
+from indexer.documents import Builder, capital, iso_date
+from indexer.references import (
+    MAX_CACHED,
+    MAX_MISSING,
+    OTHER_CODES,
+    References,
+    load_fixtures,
+    remember,
+)
+from indexer.sources import Kind
 
 
 @pytest.mark.parametrize(
@@ -36,3 +45,33 @@ def test_capital_decimal_comma_exact(raw: str, expected: Decimal | None) -> None
 )
 def test_iso_date_receita_dates(raw: str, expected: str | None) -> None:
     assert iso_date(raw) == expected
+
+
+def test_builder_keeps_a_bounded_number_of_codes_whatever_the_input() -> None:
+    """Millions of distinct made-up codes in the main files: values built past `MAX_CACHED`
+    are still right, and not kept; missing codes past `MAX_MISSING` are counted together."""
+    refs = load_fixtures(References())
+    refs.add(Kind.PAISES, "105", "BRASIL")
+    builder = Builder(refs)
+    extra = 50
+    for n in range(MAX_CACHED + extra):
+        code = f"X{n}"
+        municipio, _ = builder.municipio(code)
+        assert municipio.codigo == code
+    assert builder.municipio("X0")[0].codigo == "X0"  # kept: the same object each time
+    assert builder.municipio("X0")[0] is builder.municipio("X0")[0]
+    last = f"X{MAX_CACHED + extra - 1}"
+    assert builder.municipio(last)[0] is not builder.municipio(last)[0]  # built each time
+    for n in range(MAX_MISSING + extra):
+        assert refs.rotulo(Kind.PAISES, f"9{n}").descricao is None
+    assert refs.rotulo(Kind.PAISES, "105").descricao == "BRASIL"
+    assert len(refs.missing) <= MAX_MISSING + len(Kind)  # and one "(outros)" per table
+    countries = {code: n for (table, code), n in refs.missing.items() if table == "paises"}
+    assert sum(countries.values()) == MAX_MISSING + extra
+    assert countries[OTHER_CODES] >= extra
+
+
+def test_remember_keeps_values_up_to_its_bound() -> None:
+    cache: dict[int, int] = {}
+    assert [remember(cache, n, n * 2) for n in range(MAX_CACHED + 3)][-1] == (MAX_CACHED + 2) * 2
+    assert len(cache) == MAX_CACHED
