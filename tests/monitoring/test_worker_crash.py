@@ -11,13 +11,12 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import procrastinate
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import AsyncConnectionPool
 
 from app.monitoring import releases
-from app.worker.queue import queue
 from tests.conftest import ROOT, MakeKey, Server
 from tests.monitoring.conftest import age_baselines, create_monitor, force_change
 from tests.peers import Receiver, Worker, until
@@ -238,12 +237,10 @@ def test_check_of_a_release_dropped_before_it_ran_ends(
     gone = f"{monitored_alias}-gone-{uuid.uuid4().hex[:8]}"
 
     async def defer() -> None:
-        async with AsyncConnectionPool(database, open=False, kwargs={"autocommit": True}) as pool:
-            await queue.open_async(pool=pool)
-            try:
-                await releases.defer_check(queue, monitored_alias, gone)
-            finally:
-                await queue.close_async()
+        # A queue app of its own: the worker module's app keeps the pool it was opened with.
+        deferring = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=database))
+        async with deferring.open_async():
+            await releases.defer_check(deferring, monitored_alias, gone)
 
     asyncio.run(defer())
     worker = Worker(monitored_alias)
