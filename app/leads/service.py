@@ -18,6 +18,7 @@ from app.domain import codes
 from app.domain.contact import full_contact
 from app.domain.record import Contato, ContatoArmazenado, Disponibilidade, Telefone
 from app.domain.summary import Fonte, Resumo, resumo
+from app.errors import BadRequestError
 from app.leads.filters import FiltrosLead, Resolvidos, SegmentoLido, resolve
 from app.leads.score import Motivo, explain
 from app.lib import paging
@@ -316,13 +317,20 @@ async def _relaxations(backends: Backends, argumentos: dict[str, Any]) -> list[R
         if value is not None:
             changed[name] = value
         options.append((label, changed))
-    if not options:
+    kept: list[tuple[str, dict[str, Any]]] = []
+    resolved = []
+    for label, args in options:
+        try:
+            resolved.append(await resolve(backends, msgspec.convert(args, FiltrosLead)))
+        except BadRequestError:  # it leaves nothing to search by (the place was the only filter)
+            continue
+        kept.append((label, args))
+    if not kept:
         return []
-    resolved = [await resolve(backends, msgspec.convert(args, FiltrosLead)) for _, args in options]
     totals = await _totals(backends, [item.counted() for item in resolved])
     return [
         Relaxamento(mudanca=label, argumentos=args, total=total)
-        for (label, args), total in zip(options, totals, strict=True)
+        for (label, args), total in zip(kept, totals, strict=True)
     ]
 
 

@@ -119,6 +119,23 @@ def test_plan_relaxes_and_its_next_calls_run(leads_server: Server, paid_key: Iss
     assert counted["total"] == plan["total"]
 
 
+def test_plan_of_a_place_alone_relaxes_only_what_leaves_a_search(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    """A state (or a city) as the only filter, too few companies there: the plan answers, and
+    does not offer to drop the place, which would leave nothing to search by (it was a 400)."""
+    for place in ({"uf": "PR"}, {"cidade": "Curitiba"}):
+        plan = ok(get(leads_server, paid_key, "/v1/leads/plano", quantidade_desejada=100000,
+                      **place))  # fmt: skip
+        assert plan["suficiente"] is False
+        assert plan["total"] > 0
+        for item in plan["relaxar"]:
+            assert {"uf", "cidade"} & set(item["argumentos"]), item
+    prospect = get(leads_server, paid_key, "/v1/leads/prospeccao",
+                   objetivo="empresas no Paraná", quantidade_desejada=100000)  # fmt: skip
+    assert prospect.status_code == 200, prospect.text
+
+
 def test_objective_in_words(leads_server: Server, paid_key: Issued) -> None:
     objetivo = "Vendo cardápio digital para pequenos restaurantes no Paraná"
     plan = ok(get(leads_server, paid_key, "/v1/leads/plano", objetivo=objetivo))
