@@ -20,6 +20,7 @@ from app.errors import BadRequestError
 from app.leads import objective, score
 from app.leads.vocabulary import stem, vocabulary
 from app.lib.documented_bodies import any_of_fields
+from app.lib.wording import free_text
 from app.search import filters as f
 from app.search.categories import categories
 
@@ -44,6 +45,7 @@ Objetivo = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=300,
+        pattern=free_text(required=True),
         description=(
             "O objetivo comercial em palavras: quem você quer atingir, onde, de que porte. "
             "O que vem depois de 'para' é o público."
@@ -56,6 +58,7 @@ Segmento = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=100,
+        pattern=free_text(required=True),
         description=(
             "Um segmento do vocabulário (service://docs), uma categoria de "
             "/v1/seek/cidades/categorias ou palavras da atividade."

@@ -18,7 +18,7 @@ from app.domain.text import digits, is_code, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
-from app.lib.wording import invalid, named_field
+from app.lib.wording import free_text, invalid, named_field
 from app.search.categories import categories, category_clause
 
 DEFAULT_LIMIT = 20
@@ -116,6 +116,7 @@ Cidade = Annotated[
     str,
     msgspec.Meta(
         max_length=100,
+        pattern=free_text(required=False),
         description=(
             "Município: nome completo (acentos opcionais), código da Receita (4) ou IBGE (7)."
         ),

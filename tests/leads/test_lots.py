@@ -120,6 +120,12 @@ def test_lot_needs_lgpd_confirmation_paid_plan_and_allowance(
     inside = {**FILTERS, "quantidade": 10, "webhook_url": "https://10.0.0.1/x", **LGPD}
     private = post(leads_server, paid_key, "/v1/me/lotes", inside)
     assert private.status_code == 400
+    for field, text in (("objetivo", "restaurantes em SP\x00"), ("segmento", "bares\x00"),
+                        ("cidade", "Curitiba\x00")):  # fmt: skip
+        nul = post(leads_server, paid_key, "/v1/me/lotes",
+                   {**FILTERS, field: text, "quantidade": 10, **LGPD})  # fmt: skip
+        assert nul.status_code == 400, nul.text  # PostgreSQL's JSON takes no NUL: it was a 500
+        assert nul.json()["details"]["campo"] == field
 
 
 def test_allowance_is_taken_atomically(leads_server: Server, make_key: MakeKey) -> None:
