@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from http import HTTPStatus
 from typing import Any
@@ -42,6 +43,23 @@ class AppError(Exception):
 
 class BadRequestError(AppError):
     status = HTTPStatus.BAD_REQUEST
+
+
+def renamed(error: AppError, names: dict[str, str]) -> AppError:
+    """`error` with the fields of a service it called named as its caller's input names them
+    (`municipio` as `cidade`): in the sentence and in `details`."""
+    message, details = error.message, error.details
+    for name, argument in names.items():
+        if message.startswith(f"{name}:"):
+            message = argument + message[len(name) :]
+        message = message.replace(f" em {name}:", f" em {argument}:")  # `convert`'s sentences
+    if isinstance(details, dict):
+        details = {names.get(key, key): value for key, value in details.items()}
+        if details.get("campo") in names:
+            details["campo"] = names[details["campo"]]
+    worded = copy.copy(error)
+    worded.message, worded.details = message, details
+    return worded
 
 
 class UnauthorizedError(AppError):

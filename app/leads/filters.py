@@ -16,7 +16,7 @@ import msgspec
 from app.catalog.service import BuscaCnae, search_cnaes
 from app.context import Backends
 from app.domain.text import digits, is_code, tokens
-from app.errors import BadRequestError
+from app.errors import BadRequestError, renamed
 from app.leads import objective, score
 from app.leads.vocabulary import stem, vocabulary
 from app.lib.documented_bodies import any_of_fields
@@ -348,7 +348,10 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         abertura_de=filtros.abertura_de,
         abertura_ate=filtros.abertura_ate,
     )
-    clauses = f.clauses(search_filters)
+    try:
+        clauses = f.clauses(search_filters)
+    except BadRequestError as error:
+        raise renamed(error, {"municipio": "cidade"}) from None
     codes_ = list(dict.fromkeys(code for segment in segments for code in segment.cnaes))
     codes_ = codes_[:MAX_CODES]
     primary = secondary = None

@@ -11,7 +11,6 @@ agent can read and act on.
 
 from __future__ import annotations
 
-import copy
 from http import HTTPStatus
 from typing import Any
 
@@ -22,7 +21,7 @@ from app.accounts.keys import redacted
 from app.auth.gate import MISSING
 from app.auth.middleware import RequestAccess
 from app.context import Backends
-from app.errors import AppError, UnauthorizedError, UnavailableError, elastic_failure
+from app.errors import AppError, UnauthorizedError, UnavailableError, elastic_failure, renamed
 from app.lib.body import convert
 from app.lib.operations import charge
 from app.mcp import completion, prompts, resources, tools
@@ -187,19 +186,9 @@ async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
 def _worded(error: AppError, tool: tools.Tool) -> AppError:
     """`error` in the tool's words: a service field its argument stands for is named as the
     argument, and the names a refusal lists as accepted are the tool's arguments."""
-    message, details = error.message, error.details
-    for name, argument in tool.renamed.items():
-        if message.startswith(f"{name}:"):
-            message = argument + message[len(name) :]
-        message = message.replace(f" em {name}:", f" em {argument}:")  # `convert`'s sentences
-    if isinstance(details, dict):
-        details = {tool.renamed.get(key, key): value for key, value in details.items()}
-        if details.get("campo") in tool.renamed:
-            details["campo"] = tool.renamed[details["campo"]]
-        if "aceitos" in details:
-            details["aceitos"] = sorted(tool.input.__struct_fields__)
-    worded = copy.copy(error)
-    worded.message, worded.details = message, details
+    worded = renamed(error, tool.renamed)
+    if isinstance(worded.details, dict) and "aceitos" in worded.details:
+        worded.details = {**worded.details, "aceitos": sorted(tool.input.__struct_fields__)}
     return worded
 
 

@@ -50,6 +50,15 @@ def test_city_filter_by_name_or_code_keeps_that_city_only(
     assert [row["codigo"] for row in counted["por_uf"]] == [everyone[0].uf]
 
 
+def test_city_refused_under_its_own_name(leads_server: Server, paid_key: Issued) -> None:
+    """A city the service cannot read is refused naming `cidade`, the lead tools' field (the
+    search filters underneath call it `municipio`)."""
+    refused = get(leads_server, paid_key, "/v1/leads/contagem", cidade="!!!")
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["details"]["campo"] == "cidade"
+    assert refused.json()["message"].startswith("cidade")
+
+
 def test_cnae_group_takes_the_whole_division_primary_or_secondary(
     leads_server: Server, paid_key: Issued
 ) -> None:
