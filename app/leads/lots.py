@@ -38,6 +38,7 @@ from app.errors import (
     GoneError,
     NotFoundError,
     TooManyRequestsError,
+    UnavailableError,
 )
 from app.leads import formats, repository
 from app.leads.filters import FiltrosLead, Resolvidos, resolve
@@ -496,8 +497,10 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
         size = store.publish(name)
     except Exception as error:
         # The lot's own problem (its filters no longer valid) will not mend by waiting: it
-        # fails at once; anything else (the index or the database away) is tried again.
-        if not (final_attempt or isinstance(error, AppError)):
+        # fails at once; anything else (the index, the catalog or the database away, which a
+        # service may have said with an `UnavailableError`) is tried again.
+        own = isinstance(error, AppError) and not isinstance(error, UnavailableError)
+        if not (final_attempt or own):
             raise
         log.warning("lot %s failed: %s: %s", row.id, type(error).__name__, error)
         async with backends.pool.connection() as conn, conn.transaction():

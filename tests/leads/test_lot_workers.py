@@ -11,7 +11,7 @@ import psycopg
 from pypdf import PdfReader
 
 from tests.conftest import Issued, Server
-from tests.leads.conftest import environment, lot_state, ok, wait_lot
+from tests.leads.conftest import environment, get, lot_state, ok, wait_lot
 from tests.leads.release import LEADS
 from tests.leads.test_lots import FILTERS, LGPD, download, post
 from tests.peers import Receiver, Worker
@@ -101,3 +101,38 @@ def test_lot_survives_its_worker_killed_mid_file(
     assert all(lead.cnpj in text for lead in LEADS if lead.active)
     assert [event.event["type"] for event in receiver.of(hook)] == ["lote.concluido"]
     assert events[0].verified is True
+
+
+def test_lot_tried_again_when_the_catalog_is_away(
+    leads_server: Server, paid_key: Issued, database: str, leads_alias: str, lots_dir: Path
+) -> None:
+    """A segment read through the CNAE catalog, the catalog unreachable when the lot is made:
+    the service's 503 is a passing failure, tried again (it failed the lot at once)."""
+    body = {"segmento": "predominância de revenda", "quantidade": 5, **LGPD}
+    counted = ok(get(leads_server, paid_key, "/v1/leads/contagem", segmento=body["segmento"]))
+    assert [s["origem"] for s in counted["segmentos"]] == ["catalogo"]  # read in the catalog
+    created = ok(post(leads_server, paid_key, "/v1/me/lotes", body))
+    lote_id = created["lote"]["id"]
+    away = Worker(leads_alias, **environment(lots_dir), ELASTICSEARCH_URL="http://127.0.0.1:1")
+    try:
+        with psycopg.connect(database, autocommit=True) as conn:
+            deadline = time.monotonic() + 60
+            while True:
+                row = conn.execute(
+                    "SELECT status, attempts FROM procrastinate_jobs WHERE args->>'lote_id' = %s",
+                    (str(lote_id),),
+                ).fetchone()
+                if row is not None and row[1] >= 1:
+                    break
+                assert time.monotonic() < deadline, row
+                time.sleep(0.1)
+        assert row[0] == "todo"  # to be run again
+        assert lot_state(leads_server, paid_key, lote_id)["estado"] != "falhou"
+    finally:
+        away.stop(clean=False)
+    running = Worker(leads_alias, **environment(lots_dir))
+    try:
+        lote = wait_lot(leads_server, paid_key, lote_id, ("concluido", "falhou"), seconds=90)
+        assert lote["estado"] == "concluido", lote
+    finally:
+        running.stop()
