@@ -210,6 +210,13 @@ def _file_name(lote_id: int, formato: str) -> str:
     return f"lote-{lote_id}.{formato}"
 
 
+def _expired(row: repository.Lote) -> bool:
+    """Whether the lot's file is past its time, whether or not the expiry job got to it."""
+    return row.estado == "expirado" or (
+        row.expira_em is not None and row.expira_em <= datetime.now(UTC)
+    )
+
+
 def download_path(lote_id: int) -> str:
     return f"/v1/me/lotes/{lote_id}/arquivo"
 
@@ -217,11 +224,12 @@ def download_path(lote_id: int) -> str:
 def _public(backends: Backends, row: repository.Lote, webhooks: dict[int, str]) -> Lote:
     """The lot as its owner sees it; `webhooks`: the state of the lots' status events (a lot
     with a URL whose event is not made yet is `pendente`)."""
-    ready = row.estado == "concluido"
+    estado = "expirado" if _expired(row) else row.estado  # before the expiry job's round
+    ready = estado == "concluido"
     webhook = webhooks.get(row.id, "pendente") if row.webhook_url else None
     base = backends.settings.public_url.rstrip("/")
     return Lote(
-        id=row.id, estado=row.estado,  # type: ignore[arg-type]
+        id=row.id, estado=estado,  # type: ignore[arg-type]
         formato=row.formato, quantidade=row.quantidade, filtros=row.filtros, linhas=row.linhas,
         tamanho=row.tamanho, criado_em=row.criado_em, iniciado_em=row.iniciado_em,
         concluido_em=row.concluido_em, expira_em=row.expira_em, erro=row.erro,
@@ -337,9 +345,7 @@ async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[Pa
         row = await repository.find(conn, lote_id, conta.conta_id)
     if row is None:
         raise NotFoundError("Lote não encontrado nesta conta.")
-    if row.estado == "expirado" or (
-        row.expira_em is not None and row.expira_em <= datetime.now(UTC)
-    ):
+    if _expired(row):
         raise GoneError("O arquivo deste lote expirou; crie outro lote.")
     if row.estado != "concluido" or row.arquivo is None:
         raise ConflictError(

@@ -255,6 +255,9 @@ def test_lot_file_is_its_owners_only_and_expires(
         conn.execute("UPDATE lotes SET expira_em = now() - interval '1 second' WHERE id = %s",
                      (lote["id"],))  # fmt: skip
     assert download(leads_server, paid_key, lote["id"]).status_code == 410
+    # Expired at once, before the expiry job's round: no link to a file that answers 410.
+    shown = lot_state(leads_server, paid_key, lote["id"])
+    assert (shown["estado"], shown["download_url"]) == ("expirado", None)
     asyncio.run(_run_expiry(database))
     until(lambda: lot_state(leads_server, paid_key, lote["id"])["estado"] == "expirado")
     assert not (lots_dir / f"lote-{lote['id']}.csv").exists()
