@@ -17,6 +17,8 @@ import socket
 from collections.abc import Sequence
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+import idna
+
 from app.auth.address import Network, normalise
 from app.errors import BadRequestError
 
@@ -104,7 +106,7 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
         raise BadRequestError("webhook_url: sem usuário e senha na URL.", {"campo": "webhook_url"})
     if port == 0:
         raise BadRequestError("webhook_url: porta de 1 a 65535.", {"campo": "webhook_url"})
-    host = _host(parts.hostname)
+    host = host_of(parts.hostname)
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(
             host,
@@ -129,29 +131,35 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
 _NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
 
 
-def _host(name: str) -> str:
+def host_of(name: str) -> str:
     """The host as connections use it: an IP address in its one written form, a name in ASCII
-    (IDNA: `ｅｘａｍｐｌｅ.com` is `example.com`). A host in a form some clients read as an
-    address and others refuse (`134744072`, `0x7f.1`, `127.1`, a zone id) is a 400."""
-    refused = BadRequestError(
+    as the HTTP client converts it (IDNA 2008 with UTS #46, as browsers: `straße.de` is
+    `xn--strae-oqa.de`, `ｅｘａｍｐｌｅ.com` is `example.com`). A host in a form some clients
+    read as an address and others refuse (`134744072`, `0x7f.1`, `127.1`, in any digits) or
+    with a zone id is a 400."""
+    if "%" in name:
+        raise _ambiguous()
+    try:
+        ascii_name = name.lower() if name.isascii() else idna.encode(name, uts46=True).decode()
+    except idna.IDNAError:
+        raise BadRequestError(
+            f"webhook_url: nome de domínio inválido: {name[:100]}.", {"campo": "webhook_url"}
+        ) from None
+    try:
+        return ipaddress.ip_address(ascii_name).compressed
+    except ValueError:
+        pass
+    if _NUMBER.fullmatch(ascii_name.rstrip(".").rsplit(".", 1)[-1]):  # no top-level name is one
+        raise _ambiguous()
+    return ascii_name
+
+
+def _ambiguous() -> BadRequestError:
+    return BadRequestError(
         "webhook_url: o endereço deve ser um nome, um IPv4 de quatro números (1.2.3.4) ou um "
         "IPv6 entre colchetes sem zona.",
         {"campo": "webhook_url"},
     )
-    if "%" in name:
-        raise refused
-    try:
-        return ipaddress.ip_address(name).compressed
-    except ValueError:
-        pass
-    if _NUMBER.fullmatch(name.rstrip(".").rsplit(".", 1)[-1]):  # no top-level name is a number
-        raise refused
-    try:
-        return name.encode("idna").decode("ascii").lower()
-    except UnicodeError:
-        raise BadRequestError(
-            f"webhook_url: nome de domínio inválido: {name[:100]}.", {"campo": "webhook_url"}
-        ) from None
 
 
 def _canonical(parts: SplitResult, host: str) -> str:

@@ -9,9 +9,11 @@ from typing import Any
 
 import psycopg
 import pytest
+import yarl
 
 from app.monitoring import repository
 from app.monitoring.service import ALREADY_WATCHED
+from app.webhooks import addresses
 from tests.conftest import MakeKey, Server, serving
 from tests.monitoring.conftest import create_monitor
 from tests.peers import Receiver
@@ -43,7 +45,7 @@ def test_create_monitor_secret_once_and_listing(
 
 NOT_PUBLIC_HOSTS = (
     "[fec0::1]", "[::ffff:0:7f00:1]", "192.0.0.8", "192.31.196.1", "224.0.0.1", "[ff02::1]",
-    "134744072", "0x7f.1", "127.1", "[fec0::3%25eth0]",
+    "134744072", "0x7f.1", "127.1", "[fec0::3%25eth0]", "１３４７４４０７２", "０ｘ７ｆ.１",
 )  # fmt: skip
 """Special-purpose ranges Python counts as global (site-local, SIIT's form of 127.0.0.1, IETF
 protocol assignments, AS112), multicast; hosts some clients read as an address and others
@@ -343,3 +345,19 @@ def test_a_release_check_sees_only_its_own_alias_monitors(make_key: MakeKey, dat
         return ids
 
     asyncio.run(made())
+
+
+@pytest.mark.parametrize(
+    ("written", "connected"),
+    [
+        ("example.com", "example.com"),
+        ("ＥＸＡＭＰＬＥ.com", "example.com"),
+        ("straße.de", "xn--strae-oqa.de"),  # IDNA 2008, as aiohttp connects (2003 said strasse)
+        ("σόλος.gr", "xn--wxaijb9b.gr"),
+        ("a_b.example.com", "a_b.example.com"),
+        ("2606:2800:0220:1::1", "2606:2800:220:1::1"),
+    ],
+)
+def test_webhook_host_stored_as_the_client_connects_to_it(written: str, connected: str) -> None:
+    assert addresses.host_of(written) == connected
+    assert yarl.URL.build(scheme="https", host=written).raw_host == connected.strip("[]")
