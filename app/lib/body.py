@@ -55,9 +55,12 @@ _SYNTAX = {
     "invalid utf-16 surrogate pair": "par de escapes \\u UTF-16 inválido num texto",
 }
 _BYTE = re.compile(r"\(byte (\d+)\)")
-_LONE_HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
-"""A `\\uD800`-`\\uDBFF` escape without the low half after it: msgspec reads on for that half
-and says the input was truncated."""
+_LONE_HIGH = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+"""A `\\uD800`-`\\uDBFF` escape (after an even run of backslashes, so not the text `\\\\u...`)
+without the low half after it: msgspec reads on for that half and says the input was
+truncated."""
 
 
 def _syntax(text: str) -> str:

@@ -494,11 +494,14 @@ async def entregar(
     if pendente.monitor_estado != "ativo" and not teste:
         # Logged like an attempt that sent nothing, so the event shows in the log (with its id,
         # to re-send once the monitor is resumed) even when it was never tried.
-        async with backends.pool.connection() as conn:
-            await repository.record_attempt(
-                conn, entrega_id, pendente.tentativas + 1, (None, 0, NOT_SENT_PAUSED), None,
-                "cancelada",
-            )  # fmt: skip
+        try:
+            async with backends.pool.connection() as conn:
+                await repository.record_attempt(
+                    conn, entrega_id, pendente.tentativas + 1, (None, 0, NOT_SENT_PAUSED), None,
+                    "cancelada",
+                )  # fmt: skip
+        except psycopg.errors.ForeignKeyViolation:  # the monitor was deleted meanwhile
+            log.info("delivery %s: its monitor was removed before it was cancelled", entrega_id)
         return None
     secret = signing.secret_of(backends.secret, pendente.dono, pendente.segredo_sal)
     body = msgspec.json.encode(pendente.corpo).decode()

@@ -47,14 +47,14 @@ most for room there before it is postponed."""
 MAX_PAUSE = 300.0
 """The longest an origin that stopped answering is left alone (seconds)."""
 MAX_ANSWER = 64 * 1024
+"""Bytes of an endpoint's answer read, so its connection can serve the next delivery; past
+this the connection is closed and the rest never read (an answer of gigabytes costs nothing)."""
 DRAIN = 2.0
 """Seconds the body of an answer is read at most once its status came: an endpoint that stalls
 there has answered (its status counts), and its connection is closed."""
 MAX_DOUBLINGS = 30
 """Failures in a row past which an origin's pause stops doubling (it is `MAX_PAUSE` long before
 that; the bound keeps `2 ** n` a number a float holds)."""
-"""Bytes of an endpoint's answer read, so its connection can serve the next delivery; past
-this the connection is closed and the rest never read (an answer of gigabytes costs nothing)."""
 
 
 class Resultado(msgspec.Struct, kw_only=True):

@@ -163,6 +163,8 @@ def test_body_as_json_any_spelling_reaches_the_route(
          "Corpo JSON inválido: número fora do intervalo representável.", None),
         ("POST", "/v1/seek", b'{"municipio": "\\ud800"}',
          "Corpo JSON inválido: um escape \\uD800-\\uDBFF sem o par UTF-16 que o completa.", None),
+        ("POST", "/v1/seek", b'{"municipio": "\\\\ud800", "b": "x',  # the text \\ud800, cut
+         "Corpo JSON inválido: o JSON termina antes do fim (corpo vazio ou cortado).", None),
         ("POST", "/v1/cnpj/lote", b'["\\udc00x"]',
          "Corpo JSON inválido: par de escapes \\u UTF-16 inválido num texto (byte 8).", None),
     ],

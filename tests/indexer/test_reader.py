@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import string
+from itertools import pairwise
 from pathlib import Path
 
 from hypothesis import given
@@ -92,6 +93,15 @@ bytes (C1 controls and symbols such as `º`) right after an accented capital cou
 (`Ã©` is `é`, `Âª` is `ª`); after anything else they read as latin-1 (the next test)."""
 
 
+def _no_utf8_pair(text: str) -> bool:
+    """Whether no character of 0xC2-0xF4 is followed by one of 0x80-0xBF (a pair that spells
+    UTF-8 in latin-1 bytes)."""
+    return not any(
+        0xC2 <= ord(first) <= 0xF4 and 0x80 <= ord(second) <= 0xBF
+        for first, second in pairwise(text)
+    )
+
+
 def _encoded(rows: list[list[str]], encoding: str) -> bytes:
     for row in rows:
         row[0] = "".join(c for c in row[0] if c in string.digits)[:8].rjust(8, "0")
@@ -107,6 +117,19 @@ def _read(data: bytes) -> list[list[str]]:
 
 @given(st.lists(st.lists(receita_text, min_size=7, max_size=7), min_size=1, max_size=20))
 def test_read_rows_receita_format_round_trip(rows: list[list[str]]) -> None:
+    assert _read(_encoded(rows, "latin-1")) == rows
+
+
+@given(
+    st.lists(
+        st.lists(latin1_text.filter(_no_utf8_pair), min_size=7, max_size=7),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_read_rows_latin1_symbols_and_controls_read_as_latin1(rows: list[list[str]]) -> None:
+    """Any latin-1 text (`Nº`, `1ª`, `25°`, a no-break space, C1 controls) reads as written,
+    short of an accented capital right before a symbol (the strategy above)."""
     assert _read(_encoded(rows, "latin-1")) == rows
 
 

@@ -286,7 +286,7 @@ def test_monitor_removed_while_its_test_is_sent_answers_the_test(
     answer still comes (200, the attempt), with nothing left to log it under (was a 500)."""
     key = make_key()
     monitor = create_monitor(server, key, receiver, "removido", SAMPLE_CNPJ)["monitor"]
-    receiver.plan("removido", (200, {}, 2.0))
+    receiver.plan("removido", (200, {}, 5.0))  # the deletion lands while it waits
     answers: list[Any] = []
 
     def run_test() -> None:
@@ -311,7 +311,7 @@ def test_event_cancelled_by_a_pause_shows_in_the_log_and_is_resent(
     """An event still to be tried when its monitor is paused is cancelled with a row in the log
     (an event postponed before any attempt had none, so its id was nowhere to re-send it)."""
     key = make_key()
-    receiver.plan("pausa", (503, {"Retry-After": "3"}, 0))
+    receiver.plan("pausa", (503, {"Retry-After": "10"}, 0))  # time to pause before the retry
     monitor = create_monitor(server, key, receiver, "pausa", SAMPLE_CNPJ)["monitor"]
     checked = force_change(database, server, key, monitor["id"])
     receiver.wait("pausa", 1)
