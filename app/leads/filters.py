@@ -24,7 +24,9 @@ from app.lib.wording import free_text
 from app.search import filters as f
 from app.search.categories import categories
 
-MAX_CODES = 60
+MAX_CODES = 200
+"""CNAE codes one search takes, given (`cnae`) or read from the activities asked for (the
+longest objective of the vocabulary's examples stands for about 110)."""
 CATALOG_CODES = 5
 """CNAE subclasses an activity in words stands for when the vocabulary has no segment."""
 FILTROS_NOMEADOS = {
@@ -69,7 +71,7 @@ Segmento = Annotated[
 Cnaes = Annotated[
     str,
     msgspec.Meta(
-        max_length=400,
+        max_length=MAX_CODES * 10,  # `4721-1/02,` for each code
         description=(
             "Códigos CNAE separados por vírgula: 2 (divisão), 3 (grupo), 4-5 (classe) ou 7 "
             "dígitos (subclasse); pontuação opcional."
@@ -353,7 +355,12 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
     except BadRequestError as error:
         raise renamed(error, {"municipio": "cidade"}) from None
     codes_ = list(dict.fromkeys(code for segment in segments for code in segment.cnaes))
-    codes_ = codes_[:MAX_CODES]
+    if len(codes_) > MAX_CODES:  # none is dropped in silence: fewer activities, or several calls
+        raise BadRequestError(
+            f"As atividades pedidas somam {len(codes_)} códigos CNAE, mais que os {MAX_CODES} "
+            "de uma busca: peça menos segmentos por vez.",
+            details={"segmentos": [segment.segmento or segment.nome for segment in segments]},
+        )
     primary = secondary = None
     if codes_:
         primary, secondary = _activity_clauses(codes_)

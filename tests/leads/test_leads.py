@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.leads.vocabulary import vocabulary
 from tests.conftest import Issued, Server
 from tests.leads.conftest import all_pages, get, ok
 from tests.leads.release import LEADS, RESTAURANT, ranked
@@ -134,6 +135,37 @@ def test_plan_of_a_place_alone_relaxes_only_what_leaves_a_search(
     prospect = get(leads_server, paid_key, "/v1/leads/prospeccao",
                    objetivo="empresas no Paraná", quantidade_desejada=100000)  # fmt: skip
     assert prospect.status_code == 200, prospect.text
+
+
+def test_objective_of_many_activities_keeps_every_code_and_its_next_calls_run(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    """An objective standing for 109 CNAE codes: every code of every segment read is applied
+    (past 60 they were dropped in silence), and the plan's own arguments are taken by the next
+    call (its `cnae` ran past the field's 400 characters)."""
+    objetivo = "vendo uniformes, produtos de limpeza, pcmso, energia solar e cftv"
+    plan = ok(get(leads_server, paid_key, "/v1/leads/plano", objetivo=objetivo))
+    vocab = vocabulary()
+    read = [segment["segmento"] for segment in plan["segmentos"]]
+    expected = list(dict.fromkeys(c for slug in read for c in vocab.segmentos[slug].cnaes))
+    assert len(expected) > 100
+    assert plan["filtros_aplicados"]["cnaes"] == expected
+    calls = {call["ferramenta"]: call["argumentos"] for call in plan["proximas_chamadas"]}
+    counted = ok(get(leads_server, paid_key, "/v1/leads/contagem", **calls["contar_leads_quentes"]))
+    assert counted["total"] == plan["total"]
+
+
+def test_objective_past_the_codes_of_one_search_is_refused_naming_its_segments(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    objetivo = (
+        "vendo mop, pdv, cpr, aet, gaze, tv, arla, piso, racao, ete, pvc, cftv, ovo, "
+        "balao, acm, wms, televisor, bone, kinesio, bim, software, couro, apostila"
+    )
+    refused = get(leads_server, paid_key, "/v1/leads/contagem", objetivo=objetivo)
+    assert refused.status_code == 400, refused.text
+    assert "códigos CNAE" in refused.json()["message"]
+    assert len(refused.json()["details"]["segmentos"]) > 10
 
 
 def test_objective_in_words(leads_server: Server, paid_key: Issued) -> None:
