@@ -111,8 +111,35 @@ def _porte(word: str) -> list[str]:
     return []
 
 
-def _portes(words: list[str]) -> list[str]:
-    return sorted({porte for word in words for porte in _porte(word)})
+_SIZED = frozenset({
+    "porte", "portes", "empresa", "empresas", "negocio", "negocios", "companhia", "companhias",
+    "industria", "industrias", "rede", "redes", "grupo", "grupos", "cliente", "clientes",
+})  # fmt: skip
+"""Words a medium or large size word must qualify to be a size: "grandes indústrias", "médio
+porte", "porte grande"; not "Campo Grande", "ensino médio" or "Rio Grande do Norte"."""
+
+
+def _sized(words: list[str], index: int) -> bool:
+    """Whether the medium or large word at `index` speaks of size: a sized word right after or
+    before it, or a size word that does after "e"/"ou" ("médias e grandes empresas")."""
+    after = words[index + 1] if index + 1 < len(words) else ""
+    if after in _SIZED or (index > 0 and words[index - 1] in ("porte", "portes")):
+        return True
+    chained = index + 2 < len(words) and after in ("e", "ou")
+    return chained and _porte(words[index + 2]) != [] and _sized(words, index + 2)
+
+
+def _portes(words: list[str], used: set[int]) -> list[str]:
+    """The portes the size words imply, leaving out the words of a state's name; a medium or
+    large word only where it speaks of size."""
+    found: set[str] = set()
+    for index, word in enumerate(words):
+        if index in used:
+            continue
+        if word in _MEDIUM_LARGE and not _sized(words, index):
+            continue
+        found.update(_porte(word))
+    return sorted(found)
 
 
 def read(objetivo: str) -> Leitura:
@@ -152,6 +179,6 @@ def read(objetivo: str) -> Leitura:
         segmentos=_unique(segments),
         regra=rule,
         ufs=ufs,
-        portes=_portes(raw_words),
+        portes=_portes(raw_words, used),
         resto=" ".join(rest),
     )

@@ -152,6 +152,15 @@ def test_para_the_state_is_not_para_the_preposition() -> None:
         ("Vendo para microempresas", ["01"]),
         ("Vendo para médias e grandes indústrias", ["05"]),
         ("Vendo para padarias", []),
+        ("Vendo para empresas de médio porte", ["05"]),
+        ("Vendo para pequenas e médias empresas", ["01", "03", "05"]),
+        ("Vendo para grandes redes de supermercados", ["05"]),
+        # place names and other senses of the words: no size
+        ("Restaurantes no Rio Grande do Sul", []),
+        ("Empresas no Rio Grande do Norte", []),
+        ("Restaurantes em Campo Grande", []),
+        ("Lojas na Praia Grande", []),
+        ("Escolas de ensino médio", []),
     ],
 )
 def test_porte_words(objetivo: str, portes: list[str]) -> None:
