@@ -260,6 +260,11 @@ def _flag(filtros: FiltrosLead, name: str, alias: str) -> bool | None:
     return value if value is not None else other
 
 
+def _given(filtros: FiltrosLead, name: str, alias: str) -> str:
+    """The field of the two that was given (`name` when both or neither), for a 400 to name."""
+    return alias if getattr(filtros, name) is None and getattr(filtros, alias) is not None else name
+
+
 def _named(filtros: FiltrosLead) -> dict[str, bool]:
     found: dict[str, bool] = {}
     if filtros.filtro is None:
@@ -329,10 +334,10 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         )
     named = _named(filtros)
     com_email = _merge(_flag(filtros, "com_email", "exigir_email"), named.get("com_email"),
-                       "com_email")  # fmt: skip
+                       _given(filtros, "com_email", "exigir_email"))  # fmt: skip
     com_telefone = _merge(
         _flag(filtros, "com_telefone", "exigir_telefone"), named.get("com_telefone"),
-        "com_telefone",
+        _given(filtros, "com_telefone", "exigir_telefone"),
     )  # fmt: skip
     search_filters = f.Filtros(
         uf=ufs,

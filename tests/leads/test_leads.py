@@ -212,6 +212,15 @@ def test_bad_filters_are_400s_naming_the_field(
         assert field in str(body), body
 
 
+def test_contradiction_names_the_field_given(leads_server: Server, paid_key: Issued) -> None:
+    for given in ("exigir_email", "com_email"):
+        params = {"cnae": RESTAURANT, "filtro": "sem_email", given: "true"}
+        refused = get(leads_server, paid_key, "/v1/leads/contagem", **params)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["details"]["campo"] == given
+        assert refused.json()["message"].startswith(given)
+
+
 def test_preview_and_page_limits(leads_server: Server, paid_key: Issued) -> None:
     assert (
         get(leads_server, paid_key, "/v1/leads/previa", cnae=RESTAURANT, limit=11).status_code
