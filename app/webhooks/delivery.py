@@ -52,6 +52,9 @@ this the connection is closed and the rest never read (an answer of gigabytes co
 DRAIN = 2.0
 """Seconds the body of an answer is read at most once its status came: an endpoint that stalls
 there has answered (its status counts), and its connection is closed."""
+MAX_ORIGINS = 10_000
+"""Origins whose state (pace, failures, room) a process keeps: past it, the idle ones (nothing
+in flight, not resting) are forgotten, so memory does not grow with every endpoint ever seen."""
 MAX_DOUBLINGS = 30
 """Failures in a row past which an origin's pause stops doubling (it is `MAX_PAUSE` long before
 that; the bound keeps `2 ** n` a number a float holds)."""
@@ -210,12 +213,35 @@ class _Origin:
 class Sender:
     """The HTTP side of every delivery of one process (see the module's docstring)."""
 
-    def __init__(self, networks: Sequence[Network], timeout: float, per_origin: int) -> None:
+    def __init__(
+        self,
+        networks: Sequence[Network],
+        timeout: float,
+        per_origin: int,
+        max_origins: int = MAX_ORIGINS,
+    ) -> None:
         self._networks = list(networks)
         self._timeout = timeout
         self._per_origin = max(per_origin, 1)
+        self._max_origins = max_origins
         self._session: aiohttp.ClientSession | None = None
         self._origins: dict[str, _Origin] = {}
+
+    def __len__(self) -> int:
+        """Origins whose state is kept."""
+        return len(self._origins)
+
+    def _state(self, url: str) -> _Origin:
+        key = origin(url)
+        state = self._origins.get(key)
+        if state is None:
+            if len(self._origins) >= self._max_origins:
+                now = time.monotonic()
+                for idle, kept in list(self._origins.items()):
+                    if not kept.started and kept.paused_until <= now and not kept.room.locked():
+                        del self._origins[idle]
+            state = self._origins[key] = _Origin(asyncio.Semaphore(self._per_origin))
+        return state
 
     @classmethod
     def of(cls, settings: Settings) -> Sender:
@@ -244,7 +270,7 @@ class Sender:
             self._session = client(self._networks, self._timeout)
         if not bounded:
             return await send(self._session, url, secret, message_id, body)
-        state = self._origins.setdefault(origin(url), _Origin(asyncio.Semaphore(self._per_origin)))
+        state = self._state(url)
         now = time.monotonic()
         if state.paused_until > now:
             raise self._turn(state, now)

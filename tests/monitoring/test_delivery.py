@@ -11,12 +11,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from aiohttp import web
+
 from app.webhooks import delivery
+from app.webhooks.addresses import networks_of
 from tests.conftest import Issued, MakeKey, Server
+from tests.loopback import LoopbackApp
 from tests.monitoring.conftest import create_monitor, force_change, log_of
 from tests.peers import Receiver, Worker, until
 
 SAMPLE_CNPJ = "57815224000179"
+SECRET = "whsec_" + "A" * 44
 BASE = "/v1/me/monitoramentos"
 
 
@@ -152,7 +157,6 @@ def test_connect_time_check_refuses_loopback_when_not_allowed(receiver: Receiver
     assert refused.status is None
     assert "não permitido" in (refused.erro or "")
     assert receiver.of("rebind") == []
-    from app.webhooks.addresses import networks_of
 
     allowed = asyncio.run(attempt(networks_of("127.0.0.0/8,::1/128")))
     assert allowed.ok
@@ -162,8 +166,6 @@ def test_redirects_not_followed(receiver: Receiver) -> None:
     receiver.plan("redireciona", (307, {"Location": "http://169.254.169.254/latest"}, 0))
 
     async def attempt() -> delivery.Resultado:
-        from app.webhooks.addresses import networks_of
-
         async with delivery.client(networks_of("127.0.0.0/8"), timeout=5) as session:
             return await delivery.send(
                 session, receiver.url("redireciona"), "whsec_" + "A" * 44, "m", "{}"
@@ -198,8 +200,6 @@ def _send_once(
         thread.start()
 
     async def attempt() -> delivery.Resultado:
-        from app.webhooks.addresses import networks_of
-
         async with delivery.client(networks_of("127.0.0.0/8"), timeout=timeout) as session:
             return await delivery.send(session, url, "whsec_" + "A" * 44, "m", "{}")
 
@@ -345,3 +345,41 @@ def test_test_event_re_sent_is_tried_once_and_pauses_nothing(
     assert (rows[0]["status_http"], rows[0]["entrega_estado"]) == (410, "falhou")
     assert _monitor(server, key, monitor["id"])["estado"] == "ativo"
     assert len(receiver.of("teste-de-novo")) == 2
+
+
+class _Endpoint(LoopbackApp):
+    """An endpoint on loopback that answers 200."""
+
+    def routes(self, app: web.Application) -> None:
+        async def ok(_: web.Request) -> web.Response:
+            return web.Response(text="ok")
+
+        app.router.add_post("/hook", ok)
+
+
+def test_sender_forgets_idle_origins_past_its_bound() -> None:
+    """A worker that sent to more endpoints than it keeps the state of forgets the idle ones:
+    its memory does not grow with every endpoint it ever saw. Each delivery still goes out."""
+    endpoints = [_Endpoint() for _ in range(5)]
+    for endpoint in endpoints:
+        endpoint.start()
+
+    async def deliver() -> tuple[list[bool], int]:
+        sender = delivery.Sender(networks_of("127.0.0.0/8"), timeout=5, per_origin=1,
+                                 max_origins=2)  # fmt: skip
+        try:
+            outcomes = [
+                (await sender.send(f"http://127.0.0.1:{e.port}/hook", SECRET, "m", "{}")).ok
+                for e in endpoints
+            ]
+            return outcomes, len(sender)
+        finally:
+            await sender.close()
+
+    try:
+        outcomes, kept = asyncio.run(deliver())
+    finally:
+        for endpoint in endpoints:
+            endpoint.stop()
+    assert outcomes == [True] * 5
+    assert kept <= 2
