@@ -47,6 +47,8 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from app.domain.text import is_code
+
 SOURCE = "https://arquivos.receitafederal.gov.br/dados/cnpj/dados_abertos_cnpj/"
 MONTH = re.compile(r"^([0-9]{4})-(0[1-9]|1[0-2])$")
 CHUNK = 1 << 20
@@ -189,7 +191,7 @@ def _retrying(attempts: int = ATTEMPTS) -> AsyncRetrying:
 def _transient_status(response: aiohttp.ClientResponse) -> TransientError | None:
     if response.status == 429 or response.status >= 500:
         raw = response.headers.get("Retry-After", "")
-        seconds = float(raw) if raw.isascii() and raw.isdigit() else None
+        seconds = float(raw) if is_code(raw) else None
         return TransientError(f"HTTP {response.status}", seconds)
     return None
 

@@ -16,6 +16,7 @@ from typing import IO
 import msgspec
 
 from app.domain import cnpj, state_registration
+from app.domain.text import is_code
 from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header, text_of
 
 
@@ -244,7 +245,7 @@ def _reference_problem(fields: list[str]) -> Problem:
     code = fields[0].strip()
     if not code:
         return ("empty code", "")
-    if not (len(code) <= 8 and code.isascii() and code.isdigit()):
+    if not (len(code) <= 8 and is_code(code)):
         return ("code not 1 to 8 digits", code[:20])
     return None
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import duckdb
 import msgspec
 
+from app.domain.text import is_code
 from indexer.sources import Kind
 
 ESTABELECIMENTO_COLUMNS = (
@@ -270,7 +271,7 @@ def megabytes(value: str) -> int:
     number = value.strip().rstrip("KMGTBkmgtib")
     unit = value.strip()[len(number) :].upper().removesuffix("B").removesuffix("I") or "M"
     factor = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}.get(unit)
-    if not (number.isascii() and number.isdigit()) or factor is None:
+    if not is_code(number) or factor is None:
         raise ValueError(f"invalid memory size {value!r}: use a number and KB, MB or GB")
     size = int(int(number) * factor)
     if not MIN_MEMORY <= size <= MAX_MEMORY:

@@ -519,7 +519,7 @@ async def entregar(
     estado = "entregue" if outcome.ok else "falhou" if last else None
     attempt = (outcome.status, outcome.duracao_ms, outcome.erro)
     try:
-        await _record(backends, pendente, attempt, next_at, estado, once, outcome)
+        await _record(backends, pendente, in_round, attempt, next_at, estado, once, outcome)
     except psycopg.errors.ForeignKeyViolation:  # removed with its monitor while it was sent
         log.info("delivery %s: its monitor was removed during the attempt", entrega_id)
         return outcome
@@ -531,17 +531,18 @@ async def entregar(
 async def _record(
     backends: Backends,
     pendente: repository.Pendente,
+    in_round: int,
     attempt: tuple[int | None, int, str | None],
     next_at: datetime | None,
     estado: str | None,
-    teste: bool,
+    once: bool,
     outcome: delivery.Resultado,
 ) -> None:
-    """The attempt in the log and the event's state; on the last failure, the monitor paused."""
+    """The attempt in the log and the event's state; on the last failure of an event that is
+    not tried `once` (a test), the monitor paused."""
     entrega_id = pendente.id
-    in_round = pendente.tentativas - pendente.rodada_inicio
     async with backends.pool.connection() as conn:
-        if estado != "falhou" or teste:
+        if estado != "falhou" or once:
             await repository.record_attempt(
                 conn, entrega_id, pendente.tentativas + 1, attempt, next_at, estado
             )

@@ -48,6 +48,7 @@ NOT_PUBLIC = tuple(
 """Special-purpose ranges (IANA's registries) that this Python counts as global: protocol
 assignments, AS112 and AMT relays, SIIT's IPv4-translated form of 127.0.0.1 and the rest,
 site-local IPv6 and SRv6. None is a subscriber's endpoint; refused unless listed."""
+REFUSED = (*TRANSITION, *NOT_PUBLIC)
 
 
 def allowed(raw: str, networks: Sequence[Network]) -> bool:
@@ -59,7 +60,7 @@ def allowed(raw: str, networks: Sequence[Network]) -> bool:
     return (
         address.is_global
         and not address.is_multicast
-        and not any(address in prefix for prefix in (*TRANSITION, *NOT_PUBLIC))
+        and not any(address in prefix for prefix in REFUSED)
     )
 
 
