@@ -9,7 +9,6 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
@@ -21,14 +20,19 @@ from tests.conftest import Issued, MakeKey, Server, migrated
 AUDIT = "/v1/admin/auditoria"
 
 
-def _rows(api: httpx.Client, admin: Issued, expected: int, **params: Any) -> dict[str, Any]:
-    """The listing once the background writer has caught up with `expected` rows."""
+def _rows(server: Server, admin: Issued, expected: int, **params: Any) -> dict[str, Any]:
+    """The listing once the background writer has caught up with `expected` rows; past 30 s,
+    a failure that shows the server's log (where a stalled or failing writer says why)."""
     deadline = time.monotonic() + 30
-    while True:
-        body: dict[str, Any] = api.get(AUDIT, params=params, headers=admin.headers).json()
-        if body["total"] >= expected or time.monotonic() > deadline:
-            return body
-        time.sleep(0.1)
+    with server.client() as api:
+        while True:
+            body: dict[str, Any] = api.get(AUDIT, params=params, headers=admin.headers).json()
+            if body["total"] >= expected:
+                return body
+            if time.monotonic() > deadline:
+                pytest.fail(f"{body['total']} of {expected} audit rows after 30 s; server log:\n"
+                            f"{server.log()[-6000:]}")  # fmt: skip
+            time.sleep(0.1)
 
 
 def test_audit_row_per_call_without_key(api_server: Server, make_key: MakeKey) -> None:
@@ -37,8 +41,7 @@ def test_audit_row_per_call_without_key(api_server: Server, make_key: MakeKey) -
         calls = [client.get("/v1/cnpj/validar/11222333000181"), client.get("/v1/cnpj/123"),
                  client.get("/v1/me/chaves"), client.get("/v1/admin/auditoria")]  # fmt: skip
     assert [c.status_code for c in calls] == [200, 400, 200, 403]
-    with api_server.client() as api:
-        body = _rows(api, admin, 4, chave=caller.key_id)
+    body = _rows(api_server, admin, 4, chave=caller.key_id)
     assert body["total"] == 4
     rows = body["data"]
     assert [r["status"] for r in rows] == [403, 200, 400, 200]  # newest first
@@ -58,7 +61,7 @@ def test_audit_filters_and_cursor_paging(api_server: Server, make_key: MakeKey) 
             client.get(f"/v1/cnpj/validar/1122233300018{number}")
         client.get("/v1/me/chaves")
     with api_server.client() as api:
-        assert _rows(api, admin, 8, chave=caller.key_id)["total"] == 8
+        assert _rows(api_server, admin, 8, chave=caller.key_id)["total"] == 8
         seen: list[int] = []
         params: dict[str, Any] = {"chave": caller.key_id, "limit": 3}
         while True:
@@ -124,8 +127,7 @@ def test_audit_odd_path_and_agent_still_written(api_server: Server, make_key: Ma
     caller, admin = make_key(), make_key(papel="admin")
     with api_server.client(headers={**caller.headers, "User-Agent": "x" * 600}) as client:
         status = client.get("/v1/cnpj/validar/%00%ff%c3").status_code
-    with api_server.client() as api:
-        body = _rows(api, admin, 1, chave=caller.key_id)
+    body = _rows(api_server, admin, 1, chave=caller.key_id)
     assert body["total"] == 1
     assert body["data"][0]["status"] == status
     assert body["data"][0]["caminho"].startswith("/v1/cnpj/validar/\ufffd")
@@ -208,8 +210,7 @@ def test_audit_batch_units_counted_in_usage(api_server: Server, make_key: MakeKe
                 break
             time.sleep(0.1)
     assert [(u["chave_id"], u["consultas"]) for u in usage] == [(caller.key_id, 4)]
-    with api_server.client() as api:
-        row = _rows(api, admin, 1, chave=caller.key_id, rota="/v1/cnpj/lote")["data"][0]
+    row = _rows(api_server, admin, 1, chave=caller.key_id, rota="/v1/cnpj/lote")["data"][0]
     assert row["unidades"] == 4
 
 
@@ -235,10 +236,9 @@ def test_audit_rows_of_refused_calls_revoked_allowlist_and_limit(
             "/v1/me/chaves", headers={"Authorization": f"Bearer {revoked['api_key']}"}
         )
         assert again.status_code == 401
-    with api_server.client() as api:
-        owner_rows = _rows(api, admin, 4, chave=owner.key_id)["data"]
-        fenced_rows = _rows(api, admin, 1, chave=fenced.json()["chave"]["id"])["data"]
-        revoked_rows = _rows(api, admin, 1, chave=revoked["chave"]["id"])["data"]
+    owner_rows = _rows(api_server, admin, 4, chave=owner.key_id)["data"]
+    fenced_rows = _rows(api_server, admin, 1, chave=fenced.json()["chave"]["id"])["data"]
+    revoked_rows = _rows(api_server, admin, 1, chave=revoked["chave"]["id"])["data"]
     assert [r["status"] for r in owner_rows] == [429, 204, 201, 201]
     assert [r["status"] for r in fenced_rows] == [403]
     assert [r["status"] for r in revoked_rows] == [401]
