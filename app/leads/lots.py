@@ -22,8 +22,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, BinaryIO, ClassVar, Literal
 
 import msgspec
 
@@ -338,9 +337,10 @@ async def listar(backends: Backends, conta: Identity, entrada: ListaLotes) -> Pa
     )
 
 
-async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[Path, str, str]:
-    """The file of the account's lot: its path, download name and media type (404 for a lot
-    of another account, 409 while it is made or when it failed, 410 once expired)."""
+async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[BinaryIO, str, str]:
+    """The file of the account's lot, opened: its handle (the caller closes it), download name
+    and media type (404 for a lot of another account, 409 while it is made or when it failed,
+    410 once expired or when the file is gone)."""
     async with backends.pool.connection() as conn:
         row = await repository.find(conn, lote_id, conta.conta_id)
     if row is None:
@@ -352,10 +352,10 @@ async def arquivo(backends: Backends, conta: Identity, lote_id: int) -> tuple[Pa
             f"O lote está {row.estado}: o arquivo fica disponível quando estiver concluido.",
             details={"estado": row.estado, "erro": row.erro},
         )
-    path = storage_of(backends).path(row.arquivo)
-    if path is None:
+    handle = storage_of(backends).open(row.arquivo)
+    if handle is None:
         raise GoneError("O arquivo deste lote não está mais disponível; crie outro lote.")
-    return path, row.arquivo, formats.MEDIA_TYPES[row.formato]
+    return handle, row.arquivo, formats.MEDIA_TYPES[row.formato]
 
 
 # ---------------------------------------------------------------- the free export

@@ -8,7 +8,7 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
-from litestar.response import File
+from litestar.response import Stream
 
 from app.auth.guards import identity
 from app.context import Backends
@@ -16,6 +16,7 @@ from app.leads import lots
 from app.leads import service as leads
 from app.lib.body import from_query
 from app.lib.documented import CONFLICT, GONE
+from app.lib.download import FILE_RESPONSE, download
 from app.lib.operations import meter
 from app.lib.rest import query_route
 
@@ -186,14 +187,14 @@ async def get_lot(
         "The file of a finished lot, to its owner only (404 for any other key), until "
         "`expira_em` (410 after). 409 while it is being made or when it failed."
     ),
-    responses={409: CONFLICT, 410: GONE},
+    responses={200: FILE_RESPONSE, 409: CONFLICT, 410: GONE},
     tags=TAGS,
 )
 async def download_lot(
     request: Request[Any, Any, Any], lote_id: FromPath[int], backends: NamedDependency[Backends]
-) -> File:
-    path, name, media_type = await lots.arquivo(backends, identity(request), lote_id)
-    return File(path=path, filename=name, media_type=media_type)
+) -> Stream:
+    handle, name, media_type = await lots.arquivo(backends, identity(request), lote_id)
+    return download(handle, name, media_type)
 
 
 ROUTES = [plan, count, preview, ranked, prospect, free_export, create_lot, list_lots, get_lot,

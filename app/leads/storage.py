@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -18,8 +18,9 @@ class Storage(Protocol):
     def publish(self, name: str) -> int:
         """Makes the staged `name` the file (atomically); its size in bytes."""
 
-    def path(self, name: str) -> Path | None:
-        """The published file, if it exists."""
+    def open(self, name: str) -> BinaryIO | None:
+        """The published file opened for reading, if it exists (once open, it reads to the end
+        even if it is deleted meanwhile)."""
 
     def delete(self, name: str) -> None: ...
 
@@ -50,9 +51,11 @@ class Directory:
         staged.replace(final)
         return final.stat().st_size
 
-    def path(self, name: str) -> Path | None:
-        found = self._name(name)
-        return found if found.is_file() else None
+    def open(self, name: str) -> BinaryIO | None:
+        try:
+            return self._name(name).open("rb")
+        except (FileNotFoundError, IsADirectoryError):
+            return None
 
     def delete(self, name: str) -> None:
         self._name(name).unlink(missing_ok=True)

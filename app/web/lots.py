@@ -8,7 +8,7 @@ import msgspec
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from litestar.response import File, Response, Template
+from litestar.response import Response, Stream, Template
 
 from app.auth.gate import Gate
 from app.context import Backends
@@ -17,6 +17,7 @@ from app.leads import lots
 from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
 from app.leads.service import USO_RESPONSAVEL
+from app.lib.download import download
 from app.lib.wording import invalid
 from app.web.render import NO_STORE, action, page, redirect, text
 from app.web.visit import Visita, require_account
@@ -95,10 +96,10 @@ async def lot_file(
     visita: NamedDependency[Visita],
     backends: NamedDependency[Backends],
     lote_id: FromPath[int],
-) -> File:
+) -> Stream:
     require_account(request, visita)
-    path, name, media_type = await lots.arquivo(backends, visita.identity, lote_id)
-    return File(path=path, filename=name, media_type=media_type, headers=NO_STORE)
+    handle, name, media_type = await lots.arquivo(backends, visita.identity, lote_id)
+    return download(handle, name, media_type, headers=NO_STORE)
 
 
 ROUTES = [lots_page, new_lot, create_lot, lot_file]
