@@ -19,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, BinaryIO, ClassVar, Literal
 
 import msgspec
+from psycopg import AsyncConnection
 
 from app.auth.access import Identity
 from app.context import Backends
@@ -70,6 +72,24 @@ EVENT_DONE = "lote.concluido"
 EVENT_FAILED = "lote.falhou"
 
 
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+"""How long an idempotency key names its lot: the same key within it answers that lot again."""
+IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,255}")
+ChaveIdempotencia = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=255,
+        pattern=f"^{IDEMPOTENCY_KEY.pattern}$",
+        description=(
+            "Opcional: uma chave sua, única por pedido (um UUID, por exemplo). Repetir o pedido "
+            "com a mesma chave em até 24 horas responde o mesmo lote (`repetido`: true) em vez de "
+            "criar e cobrar outro; a mesma chave com outro pedido é um 409. Na API REST, também "
+            "pelo cabeçalho `Idempotency-Key`."
+        ),
+    ),
+]
+
 CONFIRMED: dict[str, Any] = {"const": True}
 """How the document shows a confirmation: false is refused with the terms to show the user (a
 400 that says what to confirm, not a type error), so only true is accepted."""
@@ -110,6 +130,7 @@ class NovoLote(FiltrosLead, kw_only=True, forbid_unknown_fields=True):
         ),
     ] = False
     webhook_url: Url | None = None
+    chave_idempotencia: ChaveIdempotencia | None = None
 
 
 class Lote(msgspec.Struct, kw_only=True):
@@ -139,8 +160,11 @@ class Lote(msgspec.Struct, kw_only=True):
 class LoteCriado(msgspec.Struct, kw_only=True):
     lote: Lote
     segredo: str | None
-    """The signing secret of the lot's webhook events (shown once; None without a URL)."""
+    """The signing secret of the lot's webhook events (shown once: None without a URL, and in
+    the answer to a repeated request)."""
     uso_responsavel: str
+    repetido: bool = False
+    """True when an idempotency key already named this lot: nothing new was made or charged."""
 
 
 class ConsultaLote(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -268,6 +292,15 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
             f"PDF: até {MAX_PDF_ROWS} linhas; para mais, use csv ou xlsx.",
             details={"campo": "quantidade", "maximo": MAX_PDF_ROWS},
         )
+    key = entrada.chave_idempotencia
+    digest = _request_digest(entrada)
+    if key is not None:
+        async with backends.pool.connection() as conn:
+            earlier = await repository.by_idempotency_key(
+                conn, conta.conta_id, key, IDEMPOTENCY_WINDOW
+            )
+            if earlier is not None:
+                return await _repeated(backends, conn, earlier, digest)
     settings = backends.settings
     url = None
     if entrada.webhook_url is not None:
@@ -283,6 +316,12 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
     salt = signing.new_salt()
     async with backends.pool.connection() as conn, conn.transaction():
         plano, allowed, used = await repository.allowance(conn, conta.conta_id)
+        if key is not None:  # a twin request may have made it while this one was checked
+            earlier = await repository.by_idempotency_key(
+                conn, conta.conta_id, key, IDEMPOTENCY_WINDOW
+            )
+            if earlier is not None:
+                return await _repeated(backends, conn, earlier, digest)
         if allowed <= 0:
             raise ForbiddenError(
                 f"O plano {plano or conta.plano} não inclui lotes de leads: use "
@@ -304,6 +343,8 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
             formato=entrada.formato,
             webhook_url=url,
             sal=salt,
+            chave_idempotencia=key,
+            pedido_hash=digest if key is not None else None,
         )
         queue = releases.queue_of(backends.alias, "lotes")  # made by a worker of this alias
         job = backends.queue.configure_task(MAKE, queue=queue).make_new_job(lote_id=row.id)
@@ -313,6 +354,32 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
         lote=_public(backends, row, {}),
         segredo=secret,
         uso_responsavel=USO_RESPONSAVEL,
+    )
+
+
+def _request_digest(entrada: NovoLote) -> str:
+    """What a repeated request must match: the request less its idempotency key."""
+    asked = msgspec.structs.replace(entrada, chave_idempotencia=None)
+    return hashlib.sha256(msgspec.json.encode(asked)).hexdigest()
+
+
+async def _repeated(
+    backends: Backends, conn: AsyncConnection, earlier: repository.Lote, digest: str
+) -> LoteCriado:
+    """The answer to a request whose idempotency key already made `earlier`: that lot again
+    (its webhook secret is not shown twice), or a 409 when the key came with another request."""
+    if earlier.pedido_hash != digest:
+        raise ConflictError(
+            f"Esta chave de idempotência já criou o lote {earlier.id} com outro pedido: use "
+            "outra chave para um pedido novo.",
+            details={"campo": "chave_idempotencia", "lote": earlier.id},
+        )
+    webhooks = await repository.webhook_states(conn, [earlier.id])
+    return LoteCriado(
+        lote=_public(backends, earlier, webhooks),
+        segredo=None,
+        uso_responsavel=USO_RESPONSAVEL,
+        repetido=True,
     )
 
 

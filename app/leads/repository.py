@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -34,6 +34,8 @@ class Lote(msgspec.Struct, kw_only=True):
     iniciado_em: datetime | None
     concluido_em: datetime | None
     expira_em: datetime | None
+    chave_idempotencia: str | None = None
+    pedido_hash: str | None = None
 
 
 async def allowance(conn: AsyncConnection, conta_id: int) -> tuple[str, int, int]:
@@ -69,20 +71,40 @@ async def insert(
     formato: str,
     webhook_url: str | None,
     sal: str,
+    chave_idempotencia: str | None = None,
+    pedido_hash: str | None = None,
 ) -> Lote:
     cursor = conn.cursor(row_factory=class_row(Lote))
     await cursor.execute(
         """
         INSERT INTO lotes (conta_id, filtros, quantidade, formato, reservado, mes, webhook_url,
-                           segredo_sal)
-        VALUES (%s, %s, %s, %s, %s, mes_brasilia(), %s, %s)
+                           segredo_sal, chave_idempotencia, pedido_hash)
+        VALUES (%s, %s, %s, %s, %s, mes_brasilia(), %s, %s, %s, %s)
         RETURNING *
         """,
-        (conta_id, Jsonb(filtros), quantidade, formato, quantidade, webhook_url, sal),
-    )
+        (conta_id, Jsonb(filtros), quantidade, formato, quantidade, webhook_url, sal,
+         chave_idempotencia, pedido_hash),
+    )  # fmt: skip
     row = await cursor.fetchone()
     assert row is not None
     return row
+
+
+async def by_idempotency_key(
+    conn: AsyncConnection, conta_id: int, key: str, window: timedelta
+) -> Lote | None:
+    """The account's lot made with `key` within `window`; an older lot with the key lets it go
+    (the key then names the next lot)."""
+    await conn.execute(
+        "UPDATE lotes SET chave_idempotencia = NULL "
+        "WHERE conta_id = %s AND chave_idempotencia = %s AND criado_em <= now() - %s",
+        (conta_id, key, window),
+    )
+    cursor = conn.cursor(row_factory=class_row(Lote))
+    await cursor.execute(
+        "SELECT * FROM lotes WHERE conta_id = %s AND chave_idempotencia = %s", (conta_id, key)
+    )
+    return await cursor.fetchone()
 
 
 async def find(conn: AsyncConnection, lote_id: int, conta_id: int | None = None) -> Lote | None:

@@ -3,15 +3,18 @@ as everywhere else."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from litestar import Request, get, post
+import msgspec
+from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, HeaderParameter, JSONBody
 from litestar.response import Stream
 
 from app.auth.guards import identity
 from app.context import Backends
+from app.errors import BadRequestError
 from app.leads import lots
 from app.leads import service as leads
 from app.lib.body import from_query
@@ -131,6 +134,13 @@ async def free_export(
 LOTS = ["/v1/me/lotes", "/me/lotes"]
 
 
+REPEATED = ResponseSpec(
+    data_container=lots.LoteCriado,
+    generate_examples=False,
+    description="A repeated request (same idempotency key, same request): the lot it made",
+)
+
+
 @post(
     LOTS,
     summary="Create a lead lot",
@@ -140,17 +150,49 @@ LOTS = ["/v1/me/lotes", "/me/lotes"]
         "and an optional `webhook_url` for the signed `lote.concluido` / `lote.falhou` events. "
         "201 with the lot (`pendente`) and the webhook signing secret, shown once. 400 without "
         "the LGPD confirmation or for filters matching nothing; 403 when the plan has no lots "
-        "or the month's allowance has no room. Twin of `criar_lote_leads`."
+        "or the month's allowance has no room. Twin of `criar_lote_leads`. An optional "
+        "`Idempotency-Key` header (or `chave_idempotencia` in the body; 1 to 255 visible ASCII "
+        "characters) makes a retry safe: the same key with the same request within 24 hours "
+        "answers 200 with the same lot and `repetido: true` (its webhook secret is not shown "
+        "again), nothing new made or charged; the same key with another request is a 409."
     ),
+    responses={200: REPEATED, 409: CONFLICT},
     tags=TAGS,
 )
 async def create_lot(
     request: Request[Any, Any, Any],
     data: JSONBody[lots.NovoLote],
     backends: NamedDependency[Backends],
-) -> lots.LoteCriado:
+    header: Annotated[
+        str | None,
+        HeaderParameter(
+            name="Idempotency-Key",
+            description="Optional: your key for this request (the body's `chave_idempotencia`).",
+        ),
+    ] = None,
+) -> Response[lots.LoteCriado]:
     await meter(request, lots.CRIAR_LOTE)
-    return await lots.criar(backends, identity(request), data)
+    if header is not None:
+        data = _with_key(data, header)
+    created = await lots.criar(backends, identity(request), data)
+    return Response(created, status_code=200 if created.repetido else 201)
+
+
+def _with_key(data: lots.NovoLote, header: str) -> lots.NovoLote:
+    """The request with the `Idempotency-Key` header's key (400 for a malformed one, or one
+    that differs from the body's)."""
+    if not lots.IDEMPOTENCY_KEY.fullmatch(header):
+        raise BadRequestError(
+            "Idempotency-Key inválida: de 1 a 255 caracteres ASCII visíveis (um UUID, por "
+            "exemplo).",
+            details={"campo": "Idempotency-Key"},
+        )
+    if data.chave_idempotencia not in (None, header):
+        raise BadRequestError(
+            "Idempotency-Key e chave_idempotencia diferem: envie uma só.",
+            details={"campo": "Idempotency-Key"},
+        )
+    return msgspec.structs.replace(data, chave_idempotencia=header)
 
 
 @get(

@@ -59,11 +59,12 @@ def test_agent_plans_counts_previews_and_downloads_a_lot(
             refused = await client.call_tool("criar_lote_leads", {**arguments, "quantidade": 20})
             assert refused.is_error is True
             assert "confirmar_lgpd" in _text(refused)
-            created = _data(await client.call_tool("criar_lote_leads", {
-                **arguments, "quantidade": 20, "formato": "csv", "confirmar_lgpd": True,
-                "uso_responsavel": True,
-            }))  # fmt: skip
+            asked = {**arguments, "quantidade": 20, "formato": "csv", "confirmar_lgpd": True,
+                     "uso_responsavel": True, "chave_idempotencia": paid_key.key_id}  # fmt: skip
+            created = _data(await client.call_tool("criar_lote_leads", asked))
             lote_id = created["lote"]["id"]
+            retried = _data(await client.call_tool("criar_lote_leads", asked))  # a retried call
+            assert (retried["lote"]["id"], retried["repetido"]) == (lote_id, True)
             status = created["lote"]
             for _ in range(300):
                 status = _data(await client.call_tool("consultar_lote_leads", {"id": lote_id}))
