@@ -84,8 +84,8 @@ ChaveIdempotencia = Annotated[
         description=(
             "Opcional: uma chave sua, única por pedido (um UUID, por exemplo). Repetir o pedido "
             "com a mesma chave em até 24 horas responde o mesmo lote (`repetido`: true) em vez de "
-            "criar e cobrar outro; a mesma chave com outro pedido é um 409. Na API REST, também "
-            "pelo cabeçalho `Idempotency-Key`."
+            "criar outro e tirá-lo da franquia; a mesma chave com outro pedido é um 409. Na API "
+            "REST, também pelo cabeçalho `Idempotency-Key`."
         ),
     ),
 ]
@@ -164,7 +164,8 @@ class LoteCriado(msgspec.Struct, kw_only=True):
     the answer to a repeated request)."""
     uso_responsavel: str
     repetido: bool = False
-    """True when an idempotency key already named this lot: nothing new was made or charged."""
+    """True when an idempotency key already named this lot: no new lot, nothing more taken from
+    the allowance."""
 
 
 class ConsultaLote(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -154,7 +154,8 @@ REPEATED = ResponseSpec(
         "`Idempotency-Key` header (or `chave_idempotencia` in the body; 1 to 255 visible ASCII "
         "characters) makes a retry safe: the same key with the same request within 24 hours "
         "answers 200 with the same lot and `repetido: true` (its webhook secret is not shown "
-        "again), nothing new made or charged; the same key with another request is a 409."
+        "again): no new lot, nothing more from the allowance (the call itself counts in usage "
+        "as any call does). The same key with another request is a 409."
     ),
     responses={200: REPEATED, 409: CONFLICT},
     tags=TAGS,
