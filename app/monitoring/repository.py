@@ -41,6 +41,10 @@ class Vigia(Monitor, kw_only=True):
     referencia_indice: str | None
 
 
+IN_FLIGHT_MARGIN = 5.0
+"""Seconds past the send's timeout after which a test event still `pendente` no longer counts as
+in flight (its process died before recording the answer)."""
+
 _PUBLIC = (
     "id, cnpj, webhook_url, eventos, descricao, estado, motivo_pausa, criado_em, "
     "ultima_verificacao, ultima_alteracao"
@@ -238,6 +242,23 @@ class NovaEntrega(msgspec.Struct, frozen=True):
     tipo: str
     corpo: dict[str, Any]
     lote_id: int | None = None
+
+
+async def tests_in_flight(conn: AsyncConnection, conta_id: int, tipo: str, timeout: float) -> int:
+    """The account's test events not yet answered (younger than the send's `timeout` and a
+    margin, so a process that died while sending holds nothing for long), counted under a lock
+    of the account's row until the transaction ends: two tests asked at once count each other."""
+    await conn.execute("SELECT 1 FROM contas WHERE id = %s FOR UPDATE", (conta_id,))
+    cursor = await conn.execute(
+        """
+        SELECT count(*) FROM entregas e JOIN monitores m ON m.id = e.monitor_id
+        WHERE m.conta_id = %s AND e.tipo = %s AND e.estado = 'pendente'
+          AND e.criada_em > now() - make_interval(secs => %s)
+        """,
+        (conta_id, tipo, timeout + IN_FLIGHT_MARGIN),
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 async def insert_entregas(conn: AsyncConnection, events: list[NovaEntrega]) -> None:

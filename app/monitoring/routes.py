@@ -159,7 +159,10 @@ async def rotate_secret(
 @post(
     _paths("/{monitor_id:int}/testar"),
     summary="Send a test webhook",
-    description="Sends a signed `monitor.teste` event now and answers with the attempt.",
+    description=(
+        "Sends a signed `monitor.teste` event now and answers with the attempt. 429, with "
+        "`Retry-After`, while the account has two tests in flight."
+    ),
     status_code=200,
     tags=TAGS,
 )

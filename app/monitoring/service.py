@@ -11,6 +11,7 @@ them; `entregar` is one attempt, logged.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -21,7 +22,7 @@ from psycopg import AsyncConnection
 
 from app.context import Backends
 from app.domain.record import Empresa
-from app.errors import BadRequestError, ConflictError, NotFoundError
+from app.errors import BadRequestError, ConflictError, NotFoundError, TooManyRequestsError
 from app.lib import paging
 from app.lib.operations import Operacao
 from app.lib.wording import free_text
@@ -44,6 +45,11 @@ EVENTS: tuple[Literal["empresa.alterada", "empresa.removida"], ...] = (
     "empresa.removida",
 )
 TEST_EVENT = "monitor.teste"
+TESTS_AT_ONCE = 2
+"""Test events of one account in flight at once. A test is sent at once, outside its origin's
+share of the process's connections, and its caller waits for the endpoint's answer: without a
+bound, one account's slow endpoints could hold the connections every other account's tests
+(and the API's requests) need. A third test while two are in flight is a 429."""
 BATCH = 500
 ANALYZE_AFTER = 2000
 """Events deferred by a check between two refreshes of the queue's statistics."""
@@ -568,9 +574,18 @@ def _next(delay: float, asked: float | None) -> datetime:
 
 
 async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
-    """Sends a signed `monitor.teste` event now and answers with the attempt."""
+    """Sends a signed `monitor.teste` event now and answers with the attempt (429 while the
+    account has `TESTS_AT_ONCE` tests in flight, in any process)."""
     async with backends.pool.connection() as conn, conn.transaction():
         vigia = await _owned(conn, conta_id, monitor_id)
+        timeout = backends.settings.webhook_timeout
+        if await repository.tests_in_flight(conn, conta_id, TEST_EVENT, timeout) >= TESTS_AT_ONCE:
+            raise TooManyRequestsError(
+                f"Esta conta já tem {TESTS_AT_ONCE} testes de webhook em andamento: espere a "
+                "resposta deles antes de enviar outro.",
+                headers={"Retry-After": str(math.ceil(timeout))},
+                details={"em_andamento": TESTS_AT_ONCE},
+            )
         data = {
             "monitor_id": vigia.id,
             "cnpj": vigia.cnpj,

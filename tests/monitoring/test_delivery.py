@@ -383,3 +383,40 @@ def test_sender_forgets_idle_origins_past_its_bound() -> None:
             endpoint.stop()
     assert outcomes == [True] * 5
     assert kept <= 2
+
+
+def test_an_accounts_tests_in_flight_are_bounded(
+    server: Server, make_key: MakeKey, receiver: Receiver
+) -> None:
+    """A test goes out at once and its caller waits for the endpoint: an account's third test
+    while two wait on a slow endpoint is a 429 at once, and the next one after them goes."""
+    key, other = make_key(), make_key()
+    monitor = create_monitor(server, key, receiver, "lento", SAMPLE_CNPJ)["monitor"]
+    elsewhere = create_monitor(server, other, receiver, "lento-outro", SAMPLE_CNPJ)["monitor"]
+    receiver.plan("lento", (200, {}, 3.0), (200, {}, 3.0))
+    answers: list[Any] = []
+
+    def run_test() -> None:
+        with server.client(headers=key.headers, timeout=30) as client:
+            answers.append(client.post(f"{BASE}/{monitor['id']}/testar"))
+
+    threads = [threading.Thread(target=run_test) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    receiver.wait("lento", 2)
+    with server.client(headers=key.headers) as client:
+        started = time.monotonic()
+        third = client.post(f"{BASE}/{monitor['id']}/testar")
+        waited = time.monotonic() - started
+    assert third.status_code == 429, third.text
+    assert third.headers["Retry-After"] == "10"
+    assert "2 testes" in third.json()["message"]
+    assert waited < 2.0  # refused at once, not after the endpoint's answer
+    with server.client(headers=other.headers) as client:  # another account is not held
+        assert client.post(f"{BASE}/{elsewhere['id']}/testar").json()["ok"] is True
+    for thread in threads:
+        thread.join(30)
+    assert [a.status_code for a in answers] == [200, 200]
+    with server.client(headers=key.headers) as client:
+        assert client.post(f"{BASE}/{monitor['id']}/testar").json()["ok"] is True
+    assert len(receiver.of("lento")) == 3
