@@ -129,16 +129,19 @@ def _sized(words: list[str], index: int) -> bool:
     return chained and _porte(words[index + 2]) != [] and _sized(words, index + 2)
 
 
+def _speaks_of_size(words: list[str], index: int) -> bool:
+    """Whether the word at `index` is a size word used as one (a medium or large word only
+    where it qualifies a sized word: "Campo Grande" is a place)."""
+    word = words[index]
+    return bool(_porte(word)) and (word not in _MEDIUM_LARGE or _sized(words, index))
+
+
 def _portes(words: list[str], used: set[int]) -> list[str]:
-    """The portes the size words imply, leaving out the words of a state's name; a medium or
-    large word only where it speaks of size."""
+    """The portes the size words imply, leaving out the words of a state's name."""
     found: set[str] = set()
     for index, word in enumerate(words):
-        if index in used:
-            continue
-        if word in _MEDIUM_LARGE and not _sized(words, index):
-            continue
-        found.update(_porte(word))
+        if index not in used and _speaks_of_size(words, index):
+            found.update(_porte(word))
     return sorted(found)
 
 
@@ -173,7 +176,7 @@ def read(objetivo: str) -> Leitura:
         raw_words[i]
         for i, word in enumerate(free)
         if word and i not in consumed and raw_words[i] not in STOPWORDS
-        and not _porte(raw_words[i])
+        and not _speaks_of_size(raw_words, i)
     ]  # fmt: skip
     return Leitura(
         segmentos=_unique(segments),

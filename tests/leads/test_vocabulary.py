@@ -167,6 +167,20 @@ def test_porte_words(objetivo: str, portes: list[str]) -> None:
     assert read(objetivo).portes == portes
 
 
+@pytest.mark.parametrize(
+    ("objetivo", "resto"),
+    [
+        ("Fornecedores em Campo Grande", "fornecedores campo grande"),
+        ("Parceiros na Praia Grande", "parceiros praia grande"),
+        ("Fornecedores para grandes empresas", "fornecedores"),
+    ],
+)
+def test_words_left_for_the_catalog_keep_place_names_whole(objetivo: str, resto: str) -> None:
+    """A size word is left out of the words sent to the catalog only where it speaks of size,
+    by the same rule as the portes: "Campo Grande" stays whole."""
+    assert read(objetivo).resto == resto
+
+
 def test_labelled_hit_rate() -> None:
     measured = _leads_eval().evaluate(LABELLED)
     assert measured["objectives"] == 135
