@@ -4,6 +4,7 @@ from `convert` is the same sentence."""
 
 from __future__ import annotations
 
+import importlib
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -44,6 +45,7 @@ CASES = [
     ({"texto": "abcd"}, "Valor inválido em texto: deve ter no máximo 3 caracteres."),
     ({"texto": "a\x00"}, "Valor inválido em texto: não pode ter caracteres de controle"),
     ({"texto": "a\u202eb"}, "Valor inválido em texto: não pode ter caracteres de controle"),
+    ({"texto": "ab\n"}, "Valor inválido em texto: não pode ter caracteres de controle"),
     ({"sigla": "sp"}, "Valor inválido em sigla: formato inválido."),
     ({"rotulo": ""}, "Valor inválido em rotulo: não pode ser vazio."),
     ({"quantidade": 0}, "Valor inválido em quantidade: deve ser no mínimo 1."),
@@ -143,3 +145,25 @@ def test_framework_refusals_name_nested_fields_with_their_path() -> None:
         {"campo": "itens[0].zz"},
     )
     assert (top["message"], top["details"]) == ("Campo desconhecido: sobra.", {"campo": "sobra"})
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("accounts.service.Text", "Ana"),
+        ("accounts.service.Email", "ana@example.com"),
+        ("accounts.service.Phone", "41 3333-0000"),
+        ("monitoring.service.Descricao", "fornecedor"),
+        ("leads.filters.Objetivo", "padarias"),
+        ("leads.lots.ChaveIdempotencia", "3f1c-uuid"),
+    ],
+)
+def test_a_final_newline_is_refused_where_a_pattern_ends_the_text(kind: str, value: str) -> None:
+    """msgspec searches a field's pattern, and `$` matches before a final newline: each pattern
+    ends with `END`, so a value that is valid alone is refused with a newline after it."""
+    module, name = kind.rsplit(".", 1)
+    field_type = getattr(importlib.import_module(f"app.{module}"), name)
+    assert msgspec.convert(value, field_type) == value
+    for tail in ("\n", "\r\n", "\n\n"):
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert(value + tail, field_type)

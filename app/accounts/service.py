@@ -26,7 +26,7 @@ from app.errors import (
     NotFoundError,
     TooManyRequestsError,
 )
-from app.lib.wording import free_text
+from app.lib.wording import END, free_text
 from app.ratelimit.limiter import RateLimiter
 from app.settings import Settings
 
@@ -53,10 +53,9 @@ KEY_NOT_FOUND = "Chave não encontrada nesta conta."
 ADMIN_KEYS = "Chaves de administrador são criadas só no servidor, com `registry-admin`."
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=free_text(required=True))]
-Email = Annotated[
-    str, msgspec.Meta(max_length=254, pattern=r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.\w+$")
-]
-Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*$")]
+_EMAIL = r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.\w+"
+Email = Annotated[str, msgspec.Meta(max_length=254, pattern=_EMAIL + END)]
+Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*" + END)]
 Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=free_text(required=True))]
 
 
@@ -236,7 +235,7 @@ class Inicio(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class Verificacao(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     email: Email
-    codigo: Annotated[str, msgspec.Meta(pattern=rf"^[0-9]{{{keys.CODE_DIGITS}}}$")]
+    codigo: Annotated[str, msgspec.Meta(pattern=rf"^[0-9]{{{keys.CODE_DIGITS}}}" + END)]
 
 
 class TokenEmitido(msgspec.Struct, kw_only=True):

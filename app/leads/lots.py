@@ -48,6 +48,7 @@ from app.leads.storage import Directory, Storage
 from app.lib import paging
 from app.lib.elastic import body, decoder
 from app.lib.operations import Custo, Operacao
+from app.lib.wording import END
 from app.monitoring import releases
 from app.monitoring.repository import NovaEntrega, insert_entregas
 from app.monitoring.service import Url, defer_deliveries
@@ -80,7 +81,7 @@ ChaveIdempotencia = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=255,
-        pattern=f"^{IDEMPOTENCY_KEY.pattern}$",
+        pattern=f"^{IDEMPOTENCY_KEY.pattern}{END}",
         description=(
             "Opcional: uma chave sua, única por pedido (um UUID, por exemplo). Repetir o pedido "
             "com a mesma chave em até 24 horas responde o mesmo lote (`repetido`: true) em vez de "
@@ -163,9 +164,15 @@ class LoteCriado(msgspec.Struct, kw_only=True):
     """The signing secret of the lot's webhook events (shown once: None without a URL, and in
     the answer to a repeated request)."""
     uso_responsavel: str
-    repetido: bool = False
-    """True when an idempotency key already named this lot: no new lot, nothing more taken from
-    the allowance."""
+    repetido: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "true quando a chave de idempotência já tinha criado este lote: nada novo foi "
+                "feito nem tirado da franquia (e o segredo do webhook não é mostrado de novo)."
+            )
+        ),
+    ] = False
 
 
 class ConsultaLote(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -196,7 +203,7 @@ class ExportaGratis(FiltrosLead, kw_only=True, forbid_unknown_fields=True):
             msgspec.Meta(
                 min_length=8,
                 max_length=128,
-                pattern=r"^[A-Za-z0-9_.:-]+$",
+                pattern=r"^[A-Za-z0-9_.:-]+" + END,
                 description=(
                     "Identificador estável do cliente (navegador, instalação): o limite diário "
                     "vale por conta e por fingerprint."

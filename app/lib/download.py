@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import BinaryIO
 
 import anyio.to_thread
+from litestar.background_tasks import BackgroundTask
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Stream
 
@@ -32,11 +33,14 @@ def download(
     handle: BinaryIO, filename: str, media_type: str, headers: dict[str, str] | None = None
 ) -> Stream:
     """The answer that sends the open file as an attachment named `filename` (a plain ASCII
-    name of ours), with its length; the handle is closed once sent."""
+    name of ours), with its length; the handle is closed once sent, or once the client left."""
     size = os.fstat(handle.fileno()).st_size
     return Stream(
         _chunks(handle),
         media_type=media_type,
+        # Also when the client goes away mid-file: the stream's generator is then left
+        # suspended, and its own `finally` would wait for the garbage collector.
+        background=BackgroundTask(handle.close),
         headers={
             **(headers or {}),
             "Content-Length": str(size),

@@ -36,13 +36,24 @@ CONTROLS = r"\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069"
 that make a text show in another order than it is stored (a label that reads backwards)."""
 
 
+END = r"(?![\s\S])"
+"""The end of a field's pattern. Not `$`: msgspec searches the pattern, and `$` also matches
+before a final newline, so `^[0-9]+$` takes "123" and a newline. A lookahead for no character
+at all reads the same in Python and in the JSON Schema (ECMAScript) dialect of the
+documents."""
+
+
 def free_text(*, required: bool) -> str:
     """The pattern of free text: anything but `CONTROLS` (at least one character if
     `required`)."""
-    return f"^[^{CONTROLS}]{'+' if required else '*'}$"
+    return f"^[^{CONTROLS}]{'+' if required else '*'}{END}"
 
 
-_FREE_TEXT = re.compile(re.escape("regex '^[^" + CONTROLS.replace("\\", "\\\\") + "]") + r"[*+]\$'")
+_FREE_TEXT = re.compile(
+    re.escape("regex '^[^" + CONTROLS.replace("\\", "\\\\") + "]")
+    + r"[*+]"
+    + re.escape(END.replace("\\", "\\\\") + "'")
+)
 """The pattern of free text, as msgspec quotes it (its backslashes doubled)."""
 _NAMED = re.compile(
     r"Object (?P<kind>missing required|contains unknown) field `(?P<campo>[^`]+)`"

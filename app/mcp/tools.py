@@ -395,6 +395,8 @@ LEAD_TOOLS = (
             "verdadeiros, depois que o usuário ler o aviso de uso responsável; desconta da "
             "franquia mensal. Responde com o id e o estado; acompanhe com consultar_lote_leads "
             "(ou pelo webhook_url, com eventos assinados lote.concluido e lote.falhou). "
+            "Para repetir com segurança uma chamada sem resposta, envie chave_idempotencia (um "
+            "UUID): a repetição responde o mesmo lote com repetido: true, sem descontar de novo. "
             'Exemplo: {"cnae": "5611201", "uf": "PR", "quantidade": 1000, "formato": "xlsx", '
             '"confirmar_lgpd": true, "uso_responsavel": true}. Custo: 1 exportação.'
         ),

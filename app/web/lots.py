@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import msgspec
@@ -57,8 +58,10 @@ async def new_lot(
     """The export form of a search: its filters, a quantity, a format and the LGPD notice."""
     require_account(request, visita)
     values = {k: request.query_params.get(k, "")[:400] for k in SEARCH_TO_LOT}
+    # A key per form shown: a double click, or the form sent again, makes one lot.
+    kept = {k: v for k, v in values.items() if v} | {"chave_idempotencia": str(uuid.uuid4())}
     return page(request, visita, "exportar.html", filtros=lot_filters(values),
-                valores={k: v for k, v in values.items() if v}, formatos=FORMATS,
+                valores=kept, formatos=FORMATS,
                 aviso=USO_RESPONSAVEL, nome=request.query_params.get("q", "")[:200])  # fmt: skip
 
 
@@ -77,7 +80,8 @@ async def create_lot(
         entrada = msgspec.convert(
             {**filters, "quantidade": text(form, "quantidade") or "0",
              "formato": text(form, "formato") or "csv",
-             "confirmar_lgpd": agreed, "uso_responsavel": agreed},
+             "confirmar_lgpd": agreed, "uso_responsavel": agreed,
+             "chave_idempotencia": text(form, "chave_idempotencia") or None},
             NovoLote, strict=False,
         )  # fmt: skip
         await lots.criar(backends, visita.identity, entrada)

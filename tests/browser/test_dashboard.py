@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
+from app.web.sessions import SESSION_COOKIE
 from tests.conftest import ROOT, TEST_PLAN, Issued, Server, migrated, new_key, serving
 from tests.inbox import Inbox, receiving
 from tests.peers import Receiver, Worker
@@ -465,6 +466,28 @@ def test_search_exported_as_a_lot_and_downloaded(
     assert 2 <= len(rows) <= 6, rows  # the header and at most the 5 asked for
     assert all(";SP;" in row or '"SP"' in row for row in rows[1:]), rows
     visitor.close()
+
+
+def test_an_export_form_sent_twice_makes_one_lot(server: Server, database: str) -> None:
+    """The form carries a key of its own: a double click, or the form sent again, answers the
+    lot the first one made instead of making (and charging) another."""
+    issued, _ = _account(plano=LEADS_PLAN)
+    with ThreadPoolExecutor(1) as pool:  # asyncio.run cannot run beside Playwright's loop
+        session = pool.submit(server.open_session, issued.conta_id).result()
+    hidden = r'<input type="hidden" name="([^"]+)" value="([^"]*)">'
+    with server.client(headers={}, cookies={SESSION_COOKIE: session}) as client:
+        form_page = client.get("/painel/lotes/novo", params={"uf": "SP"}).text
+        fields = dict(re.findall(hidden, form_page))
+        assert re.fullmatch(r"[0-9a-f-]{36}", fields["chave_idempotencia"])
+        form = {**fields, "quantidade": "5", "formato": "csv", "uso_responsavel": "true"}
+        sent = [client.post("/painel/lotes", data=form) for _ in range(2)]
+        again = client.get("/painel/lotes/novo", params={"uf": "SP"}).text
+    assert [answer.status_code for answer in sent] == [303, 303]
+    assert {answer.headers["location"] for answer in sent} == {"/painel/lotes"}
+    assert f'value="{fields["chave_idempotencia"]}"' not in again  # a new form, a new key
+    with psycopg.connect(database) as conn:
+        made = conn.execute("SELECT count(*) FROM lotes WHERE conta_id = %s", (issued.conta_id,))
+        assert made.fetchone() == (1,)
 
 
 def test_pages_fit_a_phone_and_sign_in_works_from_the_keyboard(
