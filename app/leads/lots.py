@@ -565,7 +565,7 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
     name = _file_name(row.id, row.formato)
     try:
         resolved = await resolve(backends, msgspec.convert(row.filtros, FiltrosLead))
-        staged = store.staging(name)
+        staged = store.staging(name, row.tentativas)
         title = f"Leads — lote {row.id} — {_describe(resolved)}"
         writer = formats.writer(row.formato, staged, title, USO_RESPONSAVEL)  # type: ignore[arg-type]
         written = 0
@@ -575,7 +575,7 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
                 written = position
         finally:
             writer.close()
-        size = store.publish(name)
+        done = await _publish(backends, row, name, written)
     except Exception as error:
         # The lot's own problem (its filters no longer valid) will not mend by waiting: it
         # fails at once; anything else (the index, the catalog or the database away, which a
@@ -585,21 +585,37 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
             raise
         log.warning("lot %s failed: %s: %s", row.id, type(error).__name__, error)
         async with backends.pool.connection() as conn, conn.transaction():
-            if await repository.fail(conn, row.id, _failure(error)):
-                event = _event(EVENT_FAILED, row, {"estado": "falhou"})
-                await _notify(conn, backends, row, event)
+            if not await repository.fail(conn, row.id, row.tentativas, _failure(error)):
+                return None  # a later run has the lot: its outcome is the lot's
+            event = _event(EVENT_FAILED, row, {"estado": "falhou"})
+            await _notify(conn, backends, row, event)
         return "falhou"
+    return "concluido" if done else None
+
+
+async def _publish(backends: Backends, row: repository.Lote, name: str, written: int) -> bool:
+    """Publishes the run's file and marks the lot `concluido` (with its event), under a lock of
+    the lot's row, if this run is still the lot's latest: a run the worker's recovery gave up
+    on as stalled (and started again elsewhere) drops its file instead, so it can neither
+    replace the file of the run that took over nor finish the lot a second time."""
+    store = storage_of(backends)
     hours = backends.settings.lots_keep_hours
     async with backends.pool.connection() as conn, conn.transaction():
-        if await repository.finish(conn, row.id, written, size, name, hours):
-            base = backends.settings.public_url.rstrip("/")
-            event = _event(
-                EVENT_DONE, row,
-                {"estado": "concluido", "linhas": written, "tamanho": size,
-                 "download_url": f"{base}{download_path(row.id)}"},
-            )  # fmt: skip
-            await _notify(conn, backends, row, event)
-    return "concluido"
+        if not await repository.current_run(conn, row.id, row.tentativas):
+            store.discard(name, row.tentativas)
+            log.warning("lot %s: run %d was taken over by a later run; its file is dropped",
+                        row.id, row.tentativas)  # fmt: skip
+            return False
+        size = store.publish(name, row.tentativas)
+        await repository.finish(conn, row.id, row.tentativas, written, size, name, hours)
+        base = backends.settings.public_url.rstrip("/")
+        event = _event(
+            EVENT_DONE, row,
+            {"estado": "concluido", "linhas": written, "tamanho": size,
+             "download_url": f"{base}{download_path(row.id)}"},
+        )  # fmt: skip
+        await _notify(conn, backends, row, event)
+    return True
 
 
 def _describe(resolved: Resolvidos) -> str:

@@ -146,30 +146,50 @@ async def start(conn: AsyncConnection, lote_id: int) -> Lote | None:
     return await cursor.fetchone()
 
 
+async def current_run(conn: AsyncConnection, lote_id: int, run: int) -> bool:
+    """Whether `run` (the lot's `tentativas` when it started) is still the lot's latest run
+    and the lot is still being made; locks the lot's row until the transaction ends, so a
+    later run cannot start or finish meanwhile."""
+    cursor = await conn.execute(
+        "SELECT tentativas = %s AND estado = 'processando' FROM lotes WHERE id = %s FOR UPDATE",
+        (run, lote_id),
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
 async def finish(
-    conn: AsyncConnection, lote_id: int, linhas: int, tamanho: int, arquivo: str, hours: int
+    conn: AsyncConnection,
+    lote_id: int,
+    run: int,
+    linhas: int,
+    tamanho: int,
+    arquivo: str,
+    hours: int,
 ) -> bool:
-    """The lot is done: its file, its rows (what it takes from the allowance from now on)."""
+    """The lot is done by run `run`: its file, its rows (what it takes from the allowance from
+    now on). False when a later run took the lot over, or it is no longer being made."""
     cursor = await conn.execute(
         """
         UPDATE lotes SET estado = 'concluido', linhas = %s, tamanho = %s, arquivo = %s,
                reservado = %s, concluido_em = now(), expira_em = now() + make_interval(hours => %s),
                erro = NULL
-        WHERE id = %s AND estado = 'processando'
+        WHERE id = %s AND estado = 'processando' AND tentativas = %s
         """,
-        (linhas, tamanho, arquivo, linhas, hours, lote_id),
+        (linhas, tamanho, arquivo, linhas, hours, lote_id, run),
     )
     return cursor.rowcount == 1
 
 
-async def fail(conn: AsyncConnection, lote_id: int, erro: str) -> bool:
-    """The lot failed: it takes nothing from the allowance."""
+async def fail(conn: AsyncConnection, lote_id: int, run: int, erro: str) -> bool:
+    """The lot failed in run `run`: it takes nothing from the allowance. False when a later run
+    took the lot over, or it is finished."""
     cursor = await conn.execute(
         """
         UPDATE lotes SET estado = 'falhou', erro = %s, reservado = 0, concluido_em = now()
-        WHERE id = %s AND estado IN ('pendente', 'processando')
+        WHERE id = %s AND estado IN ('pendente', 'processando') AND tentativas = %s
         """,
-        (erro[:500], lote_id),
+        (erro[:500], lote_id, run),
     )
     return cursor.rowcount == 1
 
