@@ -69,6 +69,12 @@ BATCH = 1000
 KEEP_ALIVE = "2m"
 ATTEMPTS = 5
 """Runs of a lot's job before it is given up as `falhou` (a database or index away, a bug)."""
+DEADLINE_HOURS = 24
+"""Hours a lot may wait to be made: past them it fails and gives its reservation back."""
+GIVEN_UP = (
+    f"O lote não ficou pronto em {DEADLINE_HOURS} horas (o serviço que faz os arquivos não o "
+    "processou); a franquia foi devolvida: crie outro lote."
+)
 EVENT_DONE = "lote.concluido"
 EVENT_FAILED = "lote.falhou"
 
@@ -623,6 +629,19 @@ def _describe(resolved: Resolvidos) -> str:
     applied = resolved.aplicados
     parts += [str(applied[key]) for key in ("uf", "cidade") if applied.get(key)]
     return ", ".join(parts) or "filtros"
+
+
+async def desistir(backends: Backends) -> int:
+    """Gives up the lots not made within `DEADLINE_HOURS` of being asked for (no worker took
+    them, or every run failed before it could record the failure): `falhou`, with
+    `lote.falhou`, and their reservation back in the month's allowance. How many."""
+    async with backends.pool.connection() as conn, conn.transaction():
+        given_up = await repository.give_up(conn, DEADLINE_HOURS, GIVEN_UP)
+        for row in given_up:
+            await _notify(conn, backends, row, _event(EVENT_FAILED, row, {"estado": "falhou"}))
+    for row in given_up:
+        log.warning("lot %s given up: not made within %d hours", row.id, DEADLINE_HOURS)
+    return len(given_up)
 
 
 async def expirar(backends: Backends) -> int:

@@ -194,6 +194,22 @@ async def fail(conn: AsyncConnection, lote_id: int, run: int, erro: str) -> bool
     return cursor.rowcount == 1
 
 
+async def give_up(conn: AsyncConnection, hours: int, erro: str) -> list[Lote]:
+    """Lots still not made `hours` after they were asked for become `falhou` with `erro`, and
+    take nothing from the allowance any more; those lots."""
+    cursor = conn.cursor(row_factory=class_row(Lote))
+    await cursor.execute(
+        """
+        UPDATE lotes SET estado = 'falhou', erro = %s, reservado = 0, concluido_em = now()
+        WHERE estado IN ('pendente', 'processando')
+          AND criado_em <= now() - make_interval(hours => %s)
+        RETURNING *
+        """,
+        (erro, hours),
+    )
+    return await cursor.fetchall()
+
+
 async def expire(conn: AsyncConnection) -> list[tuple[int, str | None]]:
     """Lots whose file's time is up become `expirado`; their ids and files."""
     cursor = await conn.execute(

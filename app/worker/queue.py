@@ -154,7 +154,9 @@ async def limpar_fila(context: JobContext, timestamp: int) -> None:
     name="expirar_lotes", queue="manutencao", pass_context=True, queueing_lock="expirar_lotes"
 )
 async def expirar_lotes(context: JobContext, timestamp: int) -> None:
-    """Expires lots whose download time is up and deletes their files."""
+    """Expires lots whose download time is up and deletes their files, and gives up the lots
+    not made within a day (their allowance back)."""
     expired = await lots.expirar(_backends(context))
     if expired:
         log.info("%s lots expired", expired)
+    await lots.desistir(_backends(context))
