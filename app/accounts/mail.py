@@ -66,7 +66,7 @@ def _send(settings: Settings, message: EmailMessage) -> None:
             smtp.starttls()
         if settings.smtp_user:
             smtp.login(settings.smtp_user, settings.smtp_password)
-        smtp.send_message(message)
+        smtp.send_message(message, to_addrs=[str(message["To"])])  # not a parse of `To:`
 
 
 async def send(settings: Settings, message: EmailMessage) -> None:

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.accounts import keys, mail, repository
 from app.accounts.repository import Chave, Conta, Network
+from app.auth.address import Address, window_key
 from app.auth.gate import Gate
 from app.errors import (
     BadRequestError,
@@ -50,10 +51,17 @@ MAX_ACTIVE_KEYS = 20
 """Keys an account may hold at once (revoked ones do not count)."""
 INVALID_CODE = "Código inválido, expirado, já usado ou bloqueado; peça um novo."
 KEY_NOT_FOUND = "Chave não encontrada nesta conta."
-ADMIN_KEYS = "Chaves de administrador são criadas só no servidor, com `registry-admin`."
+ADMIN_KEYS = (
+    "Chaves de administrador não se gerenciam pelo painel: são criadas só no servidor, com "
+    "`registry-admin`, e revogadas pela API com uma chave de administrador."
+)
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=free_text(required=True))]
-_EMAIL = r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.\w+"
+_ADDRESS_PART = r"[^@\s\x00-\x1f\x7f,;:<>()\[\]\\\"]+"
+"""A side of an e-mail address: no space, control, nor any character of the address-list
+syntax (`a@b.com,c.com` or `x<a@evil.com>y.com` would be mailed to another address than the
+one stored, since SMTP clients take the recipients from the `To:` header's parsing)."""
+_EMAIL = rf"^{_ADDRESS_PART}@{_ADDRESS_PART}\.\w+"
 Email = Annotated[str, msgspec.Meta(max_length=254, pattern=_EMAIL + END)]
 Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*" + END)]
 Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=free_text(required=True))]
@@ -166,7 +174,8 @@ async def create_key(
 def check_key_by_code(papel: str) -> None:
     """403 for an administrator signed in by an e-mail code (the dashboard): administrator
     keys come from `registry-admin` only, as in the token bootstrap, and so do their
-    allowlists (a code must not widen where an administrator's key works)."""
+    allowlists (a code must not widen where an administrator's key works) and their
+    revocation (a code must not cut the server's own keys off)."""
     if papel == "admin":
         raise ForbiddenError(ADMIN_KEYS)
 
@@ -287,9 +296,11 @@ async def start_bootstrap(
         await mail.send(settings, message)
 
 
-def origin(address: object | None) -> str:
-    """Where a try at a code came from, as its failures are counted: the caller's address."""
-    return str(address) if address is not None else "desconhecida"
+def origin(address: Address | None) -> str:
+    """Where a try at a code came from, as its failures are counted: the caller's address, or
+    its /64 for IPv6 (as the windows count it: one host has a whole /64 to spread its tries
+    over)."""
+    return window_key(address) if address is not None else "desconhecida"
 
 
 def _seconds_to_midnight() -> int:

@@ -131,6 +131,7 @@ async def confirm_revoke(
     key_id: FromPath[str],
 ) -> Template:
     perfil = require_account(request, visita)
+    service.check_key_by_code(perfil.papel)
     chave = await _own_key(backends, perfil.id, key_id[:64])
     return page(request, visita, "revogar.html", chave=chave)
 
@@ -144,6 +145,7 @@ async def revoke_key(
     key_id: FromPath[str],
 ) -> Response[Any]:
     perfil, _ = await action(request, visita, backends, gate)
+    service.check_key_by_code(perfil.papel)
     chave = await service.revoke_key(backends.pool, gate, perfil.id, key_id[:64])
     return redirect(visita, f"/painel/chaves?revogada={chave.id}")
 

@@ -8,6 +8,7 @@ import stat
 import uuid
 from collections.abc import Iterator
 from email import message_from_bytes
+from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,13 @@ from hypothesis import strategies as st
 
 from app.accounts import repository
 from app.accounts.keys import CODE_DIGITS
-from app.accounts.service import DAILY_CODES, DAILY_FAILURES, MAX_ATTEMPTS, MAX_CODE_ATTEMPTS
+from app.accounts.service import (
+    DAILY_CODES,
+    DAILY_FAILURES,
+    MAX_ATTEMPTS,
+    MAX_CODE_ATTEMPTS,
+    origin,
+)
 from tests.conftest import MakeKey, Server, serving
 from tests.inbox import CODE, Inbox, receiving
 from tests.strategies import json_values
@@ -101,6 +108,31 @@ def test_code_mail_carries_no_text_the_requester_typed(server: Server, inbox: In
     assert "golpe" not in mail
     assert "Bob" not in mail
     assert len(inbox.code_for(email)) == CODE_DIGITS
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["dono@empresa.com,outro.com", "x<alvo@fora.com>y.com", "a@b.com;c@d.com", "a b@c.com",
+     '"a@b"@c.com', "a@[127.0.0.1].com", "a@b.com\n"],
+)  # fmt: skip
+def test_bootstrap_refuses_addresses_a_mailer_would_read_as_another(
+    server: Server, inbox: Inbox, email: str
+) -> None:
+    """An SMTP client takes the recipients from the parsing of `To:`: a stored address written
+    with the address-list syntax would be mailed to someone else. Refused, nothing sent."""
+    with caller(server) as client:
+        started = client.post(START, json={"nome": "Ana", "email": email, "telefone": ""})
+    assert started.status_code == 400, started.text
+    assert started.json()["details"]["campo"] == "email"
+    assert not [m for m in inbox.messages if "fora.com" in str(m["To"]) or "outro" in str(m["To"])]
+
+
+def test_failures_of_an_ipv6_caller_count_per_64() -> None:
+    """One IPv6 host has a whole /64: its wrong codes count as one origin, as its windows do."""
+    first, second = IPv6Address("2001:db8:1:2::1"), IPv6Address("2001:db8:1:2:ffff::9")
+    assert origin(first) == origin(second) == "2001:db8:1:2::/64"
+    assert origin(IPv4Address("203.0.113.7")) == "203.0.113.7"
+    assert origin(None) == "desconhecida"
 
 
 def test_bootstrap_start_same_answer_for_registered_email(server: Server, inbox: Inbox) -> None:

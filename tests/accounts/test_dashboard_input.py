@@ -161,11 +161,19 @@ def test_an_administrator_is_shown_no_key_form_the_dashboard_refuses(
     cookies = {SESSION_COOKIE: api_server.open_session(admin.conta_id)}
     with api_server.client(headers={}, cookies=cookies) as client:
         keys = client.get("/painel/chaves")
-        refused = client.post("/painel/chaves", data={"_csrf": _token(client, "/painel"),
-                                                      "rotulo": "outra"})  # fmt: skip
+        token = _token(client, "/painel")
+        refused = client.post("/painel/chaves", data={"_csrf": token, "rotulo": "outra"})
+        confirm = client.get(f"/painel/chaves/{admin.key_id}/revogar")
+        revoke = client.post(f"/painel/chaves/{admin.key_id}/revogar", data={"_csrf": token})
     assert keys.status_code == 200
     assert admin.key_id in keys.text
     assert 'action="/painel/chaves"' not in keys.text
-    assert "/allowlist" not in keys.text.split("<tbody>")[1].split("</tbody>")[0]
+    listed = keys.text.split("<tbody>")[1].split("</tbody>")[0]
+    assert "/allowlist" not in listed
+    assert "/revogar" not in listed
     assert "registry-admin" in keys.text
     assert refused.status_code == 403  # the form is gone, and so is what it did
+    # A code read from the administrator's mailbox does not cut the server's own keys off.
+    assert (confirm.status_code, revoke.status_code) == (403, 403)
+    with api_server.client(headers=admin.headers) as client:
+        assert client.get("/v1/me/chaves").status_code == 200  # still works
