@@ -11,10 +11,12 @@ public address when saved and to 127.0.0.1 later, DNS rebinding, is still refuse
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import re
 import socket
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import idna
@@ -23,6 +25,13 @@ from app.auth.address import Network, normalise
 from app.errors import BadRequestError
 
 MAX_URL = 2048
+DNS_TIMEOUT = 5.0
+"""Seconds a URL's host has to resolve when the URL is saved; past them, a 400."""
+RESOLVERS = 4
+_resolver = ThreadPoolExecutor(max_workers=RESOLVERS, thread_name_prefix="webhook-dns")
+"""Threads of their own for the lookups of saved URLs: the system resolver blocks a thread
+until it answers, and a subscriber's slow name servers must not hold the event loop's default
+threads (which send the sign-in e-mails and read files)."""
 
 
 class RefusedAddressError(OSError):
@@ -108,12 +117,20 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
     if port == 0:
         raise BadRequestError("webhook_url: porta de 1 a 65535.", {"campo": "webhook_url"})
     host = host_of(parts.hostname)
+    lookup = functools.partial(
+        socket.getaddrinfo,
+        host,
+        port or (443 if parts.scheme == "https" else 80),
+        type=socket.SOCK_STREAM,
+    )
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            host,
-            port or (443 if parts.scheme == "https" else 80),
-            type=socket.SOCK_STREAM,
-        )
+        async with asyncio.timeout(DNS_TIMEOUT):
+            infos = await asyncio.get_running_loop().run_in_executor(_resolver, lookup)
+    except TimeoutError:
+        raise BadRequestError(
+            f"webhook_url: o endereço {host[:100]} não respondeu a tempo; tente de novo.",
+            details={"campo": "webhook_url"},
+        ) from None
     except (OSError, ValueError):
         raise BadRequestError(
             f"webhook_url: o endereço {host[:100]} não foi encontrado.",

@@ -5,12 +5,14 @@ account's monitor out of reach."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import psycopg
 import pytest
 import yarl
 
+from app.errors import BadRequestError
 from app.monitoring import repository
 from app.monitoring.service import ALREADY_WATCHED
 from app.webhooks import addresses
@@ -361,3 +363,33 @@ def test_a_release_check_sees_only_its_own_alias_monitors(make_key: MakeKey, dat
 def test_webhook_host_stored_as_the_client_connects_to_it(written: str, connected: str) -> None:
     assert addresses.host_of(written) == connected
     assert yarl.URL.build(scheme="https", host=written).raw_host == connected.strip("[]")
+
+
+def test_slow_name_lookups_of_saved_urls_time_out_apart_from_other_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A URL's host is looked up on threads of its own, within `DNS_TIMEOUT`: resolvers that
+    do not answer give a 400 in time, and leave the default threads (sign-in e-mail) free."""
+    release = threading.Event()
+
+    async def scenario() -> tuple[float, Any, str]:
+        loop = asyncio.get_running_loop()
+        held = [loop.run_in_executor(addresses._resolver, release.wait)
+                for _ in range(addresses.RESOLVERS)]  # fmt: skip
+        try:
+            started = loop.time()
+            with pytest.raises(BadRequestError) as refused:
+                await addresses.check_url("https://example.com/hook", [], allow_http=False)
+            waited = loop.time() - started
+            other = await asyncio.wait_for(asyncio.to_thread(lambda: "livre"), 1)
+        finally:
+            release.set()
+            await asyncio.gather(*held)
+        return waited, refused.value, other
+
+    monkeypatch.setattr(addresses, "DNS_TIMEOUT", 0.5)
+    waited, error, other = asyncio.run(scenario())
+    assert 0.4 < waited < 3
+    assert "não respondeu a tempo" in error.message
+    assert error.details == {"campo": "webhook_url"}
+    assert other == "livre"
