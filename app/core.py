@@ -139,12 +139,13 @@ def _from_state(key: str) -> Callable[[State], Any]:
 
 
 def _not_routed(request: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
-    """A request no route took: on the agent interface's paths, a method other than POST is
-    refused in the JSON-RPC shape; elsewhere, a page or the API's JSON error."""
-    if isinstance(error, MethodNotAllowedException) and (
-        request.scope["path"].rstrip("/") in mcp_routes.PATHS
-    ):
-        return mcp_routes.method_refused()
+    """A request no route took: on the agent interface's paths, refused in the JSON-RPC shape
+    (a method other than POST, a `Host` the router cannot read); elsewhere, a page or the
+    API's JSON error."""
+    if request.scope["path"].rstrip("/") in mcp_routes.PATHS:
+        if isinstance(error, MethodNotAllowedException):
+            return mcp_routes.method_refused()
+        return mcp_routes.refused(request, error)
     return routing_error(request, error)
 
 

@@ -230,12 +230,13 @@ def database_error_handler(
     """PostgreSQL away (or every pooled connection busy): 503 with `Retry-After`, never a 500;
     logged once, without a traceback."""
     log.warning("PostgreSQL unavailable on %s %s: %s", request.method, request.scope["path"], error)
-    return app_error_handler(
-        request,
-        UnavailableError(
-            "O banco de dados está indisponível; tente novamente.",
-            headers={"Retry-After": "5"},
-        ),
+    return app_error_handler(request, database_unavailable())
+
+
+def database_unavailable() -> UnavailableError:
+    """The service's answer to PostgreSQL away (or every pooled connection busy)."""
+    return UnavailableError(
+        "O banco de dados está indisponível; tente novamente.", headers={"Retry-After": "5"}
     )
 
 

@@ -140,7 +140,9 @@ class AccessMiddleware(ASGIMiddleware):
     @staticmethod
     async def _identify_agent(scope: Scope, gate: Gate, state: RequestAccess) -> None:
         """Identifies the key of an agent-interface request without answering: a refusal is
-        kept for the agent interface to answer in JSON-RPC, where discovery needs no key."""
+        kept for the agent interface to answer in JSON-RPC, where discovery needs no key. A
+        refused key the gate knew (revoked, outside its allowlist) is audited under it, as on
+        REST."""
         try:
             if await gate.identify(scope, state.caller):
                 scope["user"] = scope["auth"] = state.caller.identity
@@ -148,6 +150,8 @@ class AccessMiddleware(ASGIMiddleware):
             state.refusal = await gate.refuse(error, state.caller)
         except AppError as error:
             state.refusal = error
+        if state.refusal is not None and state.caller.identity is not None:
+            state.audited = True
 
     @staticmethod
     async def _call(

@@ -54,7 +54,9 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     jsonrpc: str
     method: str | None = None
     id: Id | msgspec.UnsetType = msgspec.UNSET
-    params: dict[str, Any] | None = None
+    params: dict[str, Any] | list[Any] | None = None
+    """By name (what MCP uses); a list (by position, which JSON-RPC allows) is read and answered
+    with Invalid params, not refused as an invalid message."""
     result: Any = msgspec.UNSET
     error: Any = msgspec.UNSET
 

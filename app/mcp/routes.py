@@ -105,7 +105,7 @@ def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> No
         )
 
 
-def _refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -> Response[bytes]:
+def refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -> Response[bytes]:
     """What is refused before the message is read (a query parameter, a body over the cap, a
     key in the URL) as a JSON-RPC error, with the same HTTP status and headers."""
     if isinstance(error, AppError):
@@ -123,7 +123,7 @@ def _refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -
     return _failure(None, failure)
 
 
-REFUSALS = {AppError: _refused, HTTPException: _refused}
+REFUSALS = {AppError: refused, HTTPException: refused}
 """The route's own exception handlers: its refusals keep the JSON-RPC shape."""
 
 

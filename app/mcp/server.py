@@ -11,17 +11,27 @@ agent can read and act on.
 
 from __future__ import annotations
 
+import logging
 from http import HTTPStatus
 from typing import Any
 
 import msgspec
+import psycopg
 from elasticsearch import ApiError, TransportError
+from psycopg_pool import PoolTimeout
 
 from app.accounts.keys import redacted
 from app.auth.gate import MISSING
 from app.auth.middleware import RequestAccess
 from app.context import Backends
-from app.errors import AppError, UnauthorizedError, UnavailableError, elastic_failure, renamed
+from app.errors import (
+    AppError,
+    UnauthorizedError,
+    UnavailableError,
+    database_unavailable,
+    elastic_failure,
+    renamed,
+)
 from app.lib.body import convert
 from app.lib.operations import charge
 from app.mcp import completion, prompts, resources, tools
@@ -38,6 +48,8 @@ from app.mcp.protocol import (
     UNAVAILABLE,
     RpcError,
 )
+
+log = logging.getLogger("app.mcp")
 
 SERVER_NAME = "service-mcp"
 INSTRUCTIONS = (
@@ -179,6 +191,9 @@ async def call_tool(context: Context, params: dict[str, Any]) -> dict[str, Any]:
         return _failed(context, _worded(error, tool), tool.name)
     except (ApiError, TransportError) as error:
         return _failed(context, elastic_failure(error), tool.name)
+    except (psycopg.OperationalError, PoolTimeout) as error:  # an account tool's database
+        log.warning("PostgreSQL unavailable in tool %s: %s", tool.name, error)
+        return _failed(context, database_unavailable(), tool.name)
     text = ENCODER.encode(output).decode()
     return {"content": [{"type": "text", "text": text}], "structuredContent": output}
 
@@ -264,18 +279,24 @@ def get_prompt(params: dict[str, Any]) -> dict[str, Any]:
     if prompt is None:
         said = f"Prompt desconhecido: {name[:64]}." if isinstance(name, str) else "Informe name."
         raise RpcError(INVALID_PARAMS, said, data={"prompts": sorted(prompts.BY_NAME)})
-    values = params.get("arguments") or {}
+    values = params.get("arguments")
+    if values is None:
+        values = {}
     if not isinstance(values, dict):
         raise RpcError(INVALID_PARAMS, "arguments deve ser um objeto.")
     return prompt.render(values)
 
 
-async def dispatch(context: Context, method: str, raw: dict[str, Any] | None) -> Any:
+async def dispatch(context: Context, method: str, raw: dict[str, Any] | list[Any] | None) -> Any:
     """The result of one request; `RpcError` for a JSON-RPC error. A key that was sent but
     refused (invalid, revoked, outside its allowlist) fails every method: discovery needs no
     key, but a wrong one is never silently ignored."""
     if context.state is not None and context.state.refusal is not None:
         raise access_failure(context.state.refusal, context.public_url)
+    if isinstance(raw, list):
+        raise RpcError(
+            INVALID_PARAMS, "params deve ser um objeto: parâmetros por nome, não por posição."
+        )
     params = raw or {}
     if method == "initialize":
         return initialize(context, params)

@@ -110,8 +110,9 @@ _FACET = f"({'|'.join(FACETS)})"
 Facetas = Annotated[str, documented(64, f"^{_FACET}(,{_FACET})*$")]
 Telefone = Annotated[str, documented(32, "^([0-9]{2})?[0-9]{8,9}$")]
 Email = Annotated[str, documented(320, f"^{_EMAIL.pattern}$")]
-Municipio = Annotated[str, documented(100, "[0-9A-Za-z]")]
-"""A name (letters needed), or a Receita (4) or IBGE (7) code."""
+Municipio = Annotated[str, msgspec.Meta(max_length=100, pattern=free_text(required=False))]
+"""A name (letters needed), or a Receita (4) or IBGE (7) code; no control characters, as the
+agent's tools take a city (`Cidade`)."""
 Cidade = Annotated[
     str,
     msgspec.Meta(

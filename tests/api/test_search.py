@@ -367,6 +367,19 @@ def test_query_of_control_characters_only_400_naming_q(api: httpx.Client) -> Non
     assert response.json()["details"]["campo"] == "q"
 
 
+@pytest.mark.parametrize("city", ["Curitiba\x00", "Curitiba\u202e", "Curi\ntiba"])
+def test_a_city_with_control_characters_400_as_in_the_agents_tools(
+    api: httpx.Client, city: str
+) -> None:
+    """`/seek`'s `municipio` takes what `buscar_empresas`'s `cidade` takes: no control
+    characters (the tool refused them while REST searched without them)."""
+    response = api.get("/v1/seek", params={"municipio": city})
+    assert response.status_code == 400, response.text
+    assert response.json()["details"]["campo"] == "municipio"
+    assert "caracteres de controle" in response.json()["message"]
+    assert api.get("/v1/seek", params={"municipio": "Curitiba"}).status_code == 200
+
+
 @settings(max_examples=60)
 @given(
     st.sampled_from(["/search", "/seek", "/nome"]),

@@ -17,11 +17,15 @@ CALL = {"name": "consultar_cnpj", "arguments": {"cnpj": SAMPLE_CNPJ}}
 
 
 def _audit(server: Server, admin: Issued, key: Issued, expected: int) -> list[dict[str, Any]]:
+    return _audit_of(server, admin, key.key_id, expected)
+
+
+def _audit_of(server: Server, admin: Issued, key_id: str, expected: int) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 30
     with server.client(headers=admin.headers) as api:
         while True:
             rows: list[dict[str, Any]] = api.get(
-                "/v1/admin/auditoria", params={"chave": key.key_id}
+                "/v1/admin/auditoria", params={"chave": key_id}
             ).json()["data"]
             if len(rows) >= expected or time.monotonic() > deadline:
                 return rows
@@ -137,6 +141,29 @@ def test_allowlisted_key_from_elsewhere_403(mcp_server: Server, make_key: MakeKe
         response = rpc(client, "tools/call", CALL, Authorization=f"Bearer {created['api_key']}")
     assert response.status_code == 403
     assert response.json()["error"]["code"] == -32043
+
+
+def test_refused_known_keys_are_audited_under_them_as_on_rest(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    """A key outside its allowlist (403) or revoked (401) is refused on the agent interface
+    as on REST, and the refusal is in the audit log under the key, alone or in a batch."""
+    owner, admin = make_key(), make_key(papel="admin")
+    with mcp_server.client(headers=owner.headers) as client:
+        fence = {"rotulo": "cerca", "allowlist": ["10.9.9.9"]}
+        fenced = client.post("/v1/me/chaves", json=fence).json()
+        revoked = client.post("/v1/me/chaves", json={"rotulo": "velha"}).json()
+        client.delete(f"/v1/me/chaves/{revoked['chave']['id']}")
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL}
+    with httpx.Client(base_url=mcp_server.url, timeout=10) as client:
+        for created, status in ((fenced, 403), (revoked, 401)):
+            sent = {"Authorization": f"Bearer {created['api_key']}"}
+            assert client.post("/mcp", json=call, headers=sent).status_code == status
+            assert client.post("/mcp", json=[call, call], headers=sent).status_code == status
+    for created, status in ((fenced, 403), (revoked, 401)):
+        key = created["chave"]["id"]
+        rows = _audit_of(mcp_server, admin, key, 2)
+        assert [(r["rota"], r["status"]) for r in rows] == [("/mcp", status)] * 2, rows
 
 
 def test_completions_without_a_key_have_a_window_per_address(

@@ -120,8 +120,13 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
     # a request's id may not be null; an id that can be read is kept in the error's answer
     null_id = {"jsonrpc": "2.0", "id": None, "method": "ping"}
     _error(anonymous.post("/mcp", json=null_id), 400, protocol.INVALID_REQUEST)
+    # params by position: a valid JSON-RPC request whose params this server does not take
     listed = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": [1]}
-    assert _error(anonymous.post("/mcp", json=listed), 400, protocol.INVALID_REQUEST)["id"] == 7
+    assert _error(anonymous.post("/mcp", json=listed), 200, protocol.INVALID_PARAMS)["id"] == 7
+    for falsy in ("", 0, False, []):  # arguments that are not an object, however empty
+        prompt = {"name": "pesquisar_socios", "arguments": falsy}
+        refused = _error(rpc(anonymous, "prompts/get", prompt), 200, protocol.INVALID_PARAMS)
+        assert refused["error"]["message"] == "arguments deve ser um objeto."
     neither = {"jsonrpc": "2.0", "id": 8}  # neither a request nor a response
     assert _error(anonymous.post("/mcp", json=neither), 400, protocol.INVALID_REQUEST)["id"] == 8
     answer = anonymous.post("/mcp", json={"jsonrpc": "2.0", "id": 9, "result": {}})
@@ -251,6 +256,10 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
            protocol.INVALID_REQUEST)  # fmt: skip
     _error(anonymous.post("/mcp", json=ping, headers={"Host": "[::1"}), 421,
            protocol.INVALID_REQUEST)  # fmt: skip
+    # A Host the router itself refuses, before any route: still a JSON-RPC error.
+    for host in ("exa mple.com", "localhost/x"):
+        _error(anonymous.post("/mcp", json=ping, headers={"Host": host}), 400,
+               protocol.INVALID_REQUEST)  # fmt: skip
     local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
     assert local.status_code == 200
     _error(
@@ -489,7 +498,7 @@ def test_batches_of_revision_2025_03_26(anonymous: httpx.Client, keyed: httpx.Cl
 @pytest.mark.parametrize(
     ("member", "value", "said"),
     [
-        ("params", [1], "Valor inválido em params: deve ser um objeto."),
+        ("params", "x", "Valor inválido em params: deve ser um objeto ou uma lista."),
         ("method", 5, "Valor inválido em method: deve ser um texto."),
         ("id", True, "Valor inválido em id: deve ser um número inteiro ou um texto."),
         ("jsonrpc", 2.0, "Valor inválido em jsonrpc: deve ser um texto."),

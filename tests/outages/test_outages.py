@@ -114,6 +114,19 @@ def test_postgresql_stopped_mid_run_new_keys_503_known_keys_and_anonymous_served
         try:
             for _ in range(10):  # right away: the server keeps an idle connection 5 s
                 assert keyed.get(f"/v1/cnpj/{SERPRO}").status_code == 200
+            # An agent's tool that needs the database fails as a tool, in JSON-RPC, beside one
+            # that does not: not the REST 503 of the whole answer.
+            lot = {"name": "consultar_lote_leads", "arguments": {"id": 1}}
+            company = {"name": "consultar_cnpj", "arguments": {"cnpj": SERPRO}}
+            batch = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+                     for n, params in enumerate((lot, company))]  # fmt: skip
+            answered = keyed.post("/mcp", json=batch)
+            assert answered.status_code == 200, answered.text
+            failed, found = (reply["result"] for reply in answered.json())
+            assert failed["isError"] is True
+            assert "banco de dados está indisponível" in failed["content"][0]["text"]
+            assert "isError" not in found
+            assert found["structuredContent"]["cnpj"] == SERPRO
             started = time.monotonic()
             assert_unavailable(new.get(f"/v1/cnpj/{SERPRO}"))
             assert time.monotonic() - started < 5  # bounded by REQUEST_TIMEOUT, no hang
