@@ -11,14 +11,13 @@ public address when saved and to 127.0.0.1 later, DNS rebinding, is still refuse
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 import re
 import socket
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+import aiodns
 import idna
 
 from app.auth.address import Network, normalise
@@ -27,15 +26,22 @@ from app.errors import BadRequestError
 MAX_URL = 2048
 DNS_TIMEOUT = 5.0
 """Seconds a URL's host has to resolve when the URL is saved; past them, a 400."""
-RESOLVERS = 4
-_resolver = ThreadPoolExecutor(max_workers=RESOLVERS, thread_name_prefix="webhook-dns")
-"""Threads of their own for the lookups of saved URLs: the system resolver blocks a thread
-until it answers, and a subscriber's slow name servers must not hold the event loop's default
-threads (which send the sign-in e-mails and read files)."""
+NAMESERVERS: list[str] | None = None
+"""The name servers of those lookups (`host:port`); None: the system's (`/etc/resolv.conf`)."""
 
 
 class RefusedAddressError(OSError):
-    """A connection to an address webhooks may not reach."""
+    """A connection to an address webhooks may not reach. Its text is the same for every
+    address (the address is `host`): a host whose addresses are all refused then fails with
+    this error, not with a mix of texts that the connection's happy eyeballs would fold into
+    a plain `OSError`."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__("endereço não permitido para webhooks")
+        self.host = host
+
+    def said(self) -> str:
+        return f"{self}: {self.host}"
 
 
 TRANSITION = tuple(
@@ -81,7 +87,7 @@ def guarded_socket(networks: Sequence[Network]) -> object:
         family, kind, proto, _, sockaddr = addr_info
         host = str(sockaddr[0])
         if not allowed(host, networks):
-            raise RefusedAddressError(f"endereço não permitido para webhooks: {host}")
+            raise RefusedAddressError(host)
         return socket.socket(family, kind, proto)
 
     return factory
@@ -117,26 +123,19 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
     if port == 0:
         raise BadRequestError("webhook_url: porta de 1 a 65535.", {"campo": "webhook_url"})
     host = host_of(parts.hostname)
-    lookup = functools.partial(
-        socket.getaddrinfo,
-        host,
-        port or (443 if parts.scheme == "https" else 80),
-        type=socket.SOCK_STREAM,
-    )
     try:
-        async with asyncio.timeout(DNS_TIMEOUT):
-            infos = await asyncio.get_running_loop().run_in_executor(_resolver, lookup)
+        found = await addresses_of(host, port or (443 if parts.scheme == "https" else 80))
     except TimeoutError:
         raise BadRequestError(
             f"webhook_url: o endereço {host[:100]} não respondeu a tempo; tente de novo.",
             details={"campo": "webhook_url"},
         ) from None
-    except (OSError, ValueError):
+    except (aiodns.error.DNSError, OSError, ValueError):
         raise BadRequestError(
             f"webhook_url: o endereço {host[:100]} não foi encontrado.",
             details={"campo": "webhook_url"},
         ) from None
-    refused = sorted({str(info[4][0]) for info in infos if not allowed(str(info[4][0]), networks)})
+    refused = sorted({address for address in found if not allowed(address, networks)})
     if refused:
         raise BadRequestError(
             "webhook_url: o endereço resolve para uma rede privada, local ou reservada; use um "
@@ -144,6 +143,23 @@ async def check_url(url: str, networks: Sequence[Network], allow_http: bool) -> 
             details={"campo": "webhook_url", "enderecos": refused[:5]},
         )
     return _canonical(parts, host)
+
+
+async def addresses_of(host: str, port: int) -> list[str]:
+    """The addresses `host` resolves to, within `DNS_TIMEOUT` (`TimeoutError` past it).
+
+    Through c-ares (aiodns), as the deliveries' connections resolve their hosts
+    (`delivery.client`): lookups are asynchronous, all served by c-ares' one thread, so a
+    subscriber's slow name servers hold no thread of their own (the system resolver blocks one
+    of the event loop's few default threads, which also send the sign-in e-mails, until it
+    answers), and a lookup past its time is cancelled, not left running."""
+    resolver = aiodns.DNSResolver(NAMESERVERS, timeout=DNS_TIMEOUT, tries=1)
+    try:
+        async with asyncio.timeout(DNS_TIMEOUT):
+            result = await resolver.getaddrinfo(host, port=port, type=socket.SOCK_STREAM)
+    finally:
+        await resolver.close()
+    return [node.addr[0].decode() for node in result.nodes]
 
 
 _NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")

@@ -81,6 +81,8 @@ def client(networks: Sequence[Network], timeout: float) -> aiohttp.ClientSession
     connector = aiohttp.TCPConnector(
         limit=200,
         limit_per_host=8,
+        # c-ares: a slow name server holds no thread (`addresses.addresses_of`)
+        resolver=aiohttp.AsyncResolver(),
         socket_factory=guarded_socket(networks),  # type: ignore[arg-type]
         use_dns_cache=False,
     )
@@ -152,10 +154,10 @@ def failure(error: BaseException) -> str:
     delivery log and a paused monitor's reason show it): never a library's own text."""
     cause = error.os_error if isinstance(error, aiohttp.ClientConnectorError) else error
     if isinstance(cause, RefusedAddressError):
-        return str(cause)
+        return cause.said()
     if isinstance(error, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
         return "falha no TLS: o certificado do endpoint não foi aceito"
-    if isinstance(cause, socket.gaierror):
+    if isinstance(error, aiohttp.ClientConnectorDNSError) or isinstance(cause, socket.gaierror):
         return "o nome do endpoint não foi encontrado (DNS)"
     if isinstance(cause, ConnectionRefusedError):
         return "conexão recusada pelo endpoint"

@@ -162,6 +162,20 @@ def test_connect_time_check_refuses_loopback_when_not_allowed(receiver: Receiver
     assert allowed.ok
 
 
+def test_a_host_that_does_not_resolve_is_said_in_the_subscribers_words() -> None:
+    """Deliveries resolve through c-ares (aiodns): a name that is not found is said as such,
+    not as an unreachable endpoint."""
+
+    async def attempt() -> delivery.Resultado:
+        async with delivery.client(networks_of("127.0.0.0/8"), timeout=5) as session:
+            url = "http://nao-existe.invalid/hook"
+            return await delivery.send(session, url, "whsec_" + "A" * 44, "m", "{}")
+
+    outcome = asyncio.run(attempt())
+    assert outcome.status is None
+    assert outcome.erro == "o nome do endpoint não foi encontrado (DNS)"
+
+
 def test_redirects_not_followed(receiver: Receiver) -> None:
     receiver.plan("redireciona", (307, {"Location": "http://169.254.169.254/latest"}, 0))
 

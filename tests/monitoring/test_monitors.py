@@ -5,6 +5,7 @@ account's monitor out of reach."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from typing import Any
 
@@ -365,31 +366,34 @@ def test_webhook_host_stored_as_the_client_connects_to_it(written: str, connecte
     assert yarl.URL.build(scheme="https", host=written).raw_host == connected.strip("[]")
 
 
-def test_slow_name_lookups_of_saved_urls_time_out_apart_from_other_threads(
+def test_slow_name_servers_hold_no_thread_and_time_out_together(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A URL's host is looked up on threads of its own, within `DNS_TIMEOUT`: resolvers that
-    do not answer give a 400 in time, and leave the default threads (sign-in e-mail) free."""
-    release = threading.Event()
-
-    async def scenario() -> tuple[float, Any, str]:
-        loop = asyncio.get_running_loop()
-        held = [loop.run_in_executor(addresses._resolver, release.wait)
-                for _ in range(addresses.RESOLVERS)]  # fmt: skip
-        try:
-            started = loop.time()
-            with pytest.raises(BadRequestError) as refused:
-                await addresses.check_url("https://example.com/hook", [], allow_http=False)
-            waited = loop.time() - started
-            other = await asyncio.wait_for(asyncio.to_thread(lambda: "livre"), 1)
-        finally:
-            release.set()
-            await asyncio.gather(*held)
-        return waited, refused.value, other
-
+    """A saved URL's host is looked up asynchronously (c-ares), within `DNS_TIMEOUT`: against a
+    name server that never answers (a silent UDP peer on loopback), twenty saves at once each
+    get a 400 in about the timeout, together, sharing c-ares' one thread rather than holding a
+    thread each."""
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    monkeypatch.setattr(addresses, "NAMESERVERS", [f"127.0.0.1:{silent.getsockname()[1]}"])
     monkeypatch.setattr(addresses, "DNS_TIMEOUT", 0.5)
-    waited, error, other = asyncio.run(scenario())
-    assert 0.4 < waited < 3
-    assert "não respondeu a tempo" in error.message
-    assert error.details == {"campo": "webhook_url"}
-    assert other == "livre"
+
+    async def scenario() -> tuple[float, list[BaseException | str], int]:
+        loop = asyncio.get_running_loop()
+        threads = threading.active_count()
+        started = loop.time()
+        saves = [addresses.check_url(f"https://loja{n}.exemplo.test/hook", [], allow_http=False)
+                 for n in range(20)]  # fmt: skip
+        outcomes = await asyncio.gather(*saves, return_exceptions=True)
+        return loop.time() - started, outcomes, threading.active_count() - threads
+
+    try:
+        waited, outcomes, more_threads = asyncio.run(scenario())
+    finally:
+        silent.close()
+    assert 0.4 < waited < 3  # all twenty in about one timeout: none waited for a thread
+    assert more_threads <= 1
+    for outcome in outcomes:
+        assert isinstance(outcome, BadRequestError), outcome
+        assert "não respondeu a tempo" in outcome.message
+        assert outcome.details == {"campo": "webhook_url"}
