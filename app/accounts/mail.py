@@ -57,7 +57,7 @@ def _write(folder: str, message: EmailMessage) -> None:
         stream.write(message.as_bytes())
 
 
-def _send(settings: Settings, message: EmailMessage) -> None:
+def _send(settings: Settings, message: EmailMessage, to: str) -> None:
     if settings.mail_dir:
         _write(settings.mail_dir, message)
         return
@@ -66,13 +66,16 @@ def _send(settings: Settings, message: EmailMessage) -> None:
             smtp.starttls()
         if settings.smtp_user:
             smtp.login(settings.smtp_user, settings.smtp_password)
-        smtp.send_message(message, to_addrs=[str(message["To"])])  # not a parse of `To:`
+        # The stored address, not smtplib's reading of the `To:` header (which takes an address
+        # list's syntax as more recipients than the one address stored).
+        smtp.send_message(message, to_addrs=[to])
 
 
-async def send(settings: Settings, message: EmailMessage) -> None:
-    """Sends the message; 503 when the SMTP server refuses it or does not answer."""
+async def send(settings: Settings, message: EmailMessage, to: str) -> None:
+    """Sends the message to `to` (the address as stored) only; 503 when the SMTP server
+    refuses it or does not answer."""
     try:
-        await asyncio.to_thread(_send, settings, message)
+        await asyncio.to_thread(_send, settings, message, to)
     except (OSError, smtplib.SMTPException) as error:
         raise UnavailableError(
             "Não foi possível enviar o e-mail agora; tente novamente.",

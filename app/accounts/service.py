@@ -293,14 +293,14 @@ async def start_bootstrap(
                 digest=keys.code_digest(secret, email, code), ttl=CODE_TTL,
             )  # fmt: skip
             message = mail.code_message(settings.smtp_sender, email, code, CODE_TTL // 60)
-        await mail.send(settings, message)
+        await mail.send(settings, message, email)
 
 
 def origin(address: Address | None) -> str:
     """Where a try at a code came from, as its failures are counted: the caller's address, or
     its /64 for IPv6 (as the windows count it: one host has a whole /64 to spread its tries
     over)."""
-    return window_key(address) if address is not None else "desconhecida"
+    return window_key(address)
 
 
 def _seconds_to_midnight() -> int:

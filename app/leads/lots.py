@@ -79,7 +79,8 @@ EVENT_DONE = "lote.concluido"
 EVENT_FAILED = "lote.falhou"
 
 
-IDEMPOTENCY_WINDOW = timedelta(hours=24)
+IDEMPOTENCY_HOURS = 24
+IDEMPOTENCY_WINDOW = timedelta(hours=IDEMPOTENCY_HOURS)
 """How long an idempotency key names its lot: the same key within it answers that lot again."""
 IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,255}")
 ChaveIdempotencia = Annotated[
@@ -90,7 +91,8 @@ ChaveIdempotencia = Annotated[
         pattern=f"^{IDEMPOTENCY_KEY.pattern}{END}",
         description=(
             "Opcional: uma chave sua, única por pedido (um UUID, por exemplo). Repetir o pedido "
-            "com a mesma chave em até 24 horas responde o mesmo lote (`repetido`: true) em vez de "
+            f"com a mesma chave em até {IDEMPOTENCY_HOURS} horas responde o mesmo lote "
+            "(`repetido`: true) em vez de "
             "criar outro e tirá-lo da franquia; a mesma chave com outro pedido é um 409. Na API "
             "REST, também pelo cabeçalho `Idempotency-Key`."
         ),
@@ -336,6 +338,7 @@ async def criar(backends: Backends, conta: Identity, entrada: NovoLote) -> LoteC
             )
             if earlier is not None:
                 return await _repeated(backends, conn, earlier, digest)
+            await repository.release_key(conn, conta.conta_id, key)
         if allowed <= 0:
             raise ForbiddenError(
                 f"O plano {plano or conta.plano} não inclui lotes de leads: use "
@@ -590,6 +593,7 @@ async def processar(backends: Backends, lote_id: int, final_attempt: bool = Fals
         if not (final_attempt or own):
             raise
         log.warning("lot %s failed: %s: %s", row.id, type(error).__name__, error)
+        store.discard(name, row.tentativas)  # no later run will take its place
         async with backends.pool.connection() as conn, conn.transaction():
             if not await repository.fail(conn, row.id, row.tentativas, _failure(error)):
                 return None  # a later run has the lot: its outcome is the lot's

@@ -93,18 +93,24 @@ async def insert(
 async def by_idempotency_key(
     conn: AsyncConnection, conta_id: int, key: str, window: timedelta
 ) -> Lote | None:
-    """The account's lot made with `key` within `window`; an older lot with the key lets it go
-    (the key then names the next lot)."""
-    await conn.execute(
-        "UPDATE lotes SET chave_idempotencia = NULL "
-        "WHERE conta_id = %s AND chave_idempotencia = %s AND criado_em <= now() - %s",
-        (conta_id, key, window),
-    )
+    """The account's lot made with `key` within `window`, if any."""
     cursor = conn.cursor(row_factory=class_row(Lote))
     await cursor.execute(
-        "SELECT * FROM lotes WHERE conta_id = %s AND chave_idempotencia = %s", (conta_id, key)
+        "SELECT * FROM lotes WHERE conta_id = %s AND chave_idempotencia = %s "
+        "AND criado_em > now() - %s",
+        (conta_id, key, window),
     )
     return await cursor.fetchone()
+
+
+async def release_key(conn: AsyncConnection, conta_id: int, key: str) -> None:
+    """Lets an older lot's idempotency key go, so that it names the lot about to be made (under
+    the account's lock, after `by_idempotency_key` found no lot within the window)."""
+    await conn.execute(
+        "UPDATE lotes SET chave_idempotencia = NULL "
+        "WHERE conta_id = %s AND chave_idempotencia = %s",
+        (conta_id, key),
+    )
 
 
 async def find(conn: AsyncConnection, lote_id: int, conta_id: int | None = None) -> Lote | None:

@@ -14,14 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 class Storage(Protocol):
-    def staging(self, name: str, run: int = 0) -> Path:
+    def staging(self, name: str, run: int) -> Path:
         """A path for run `run` to write `name` to before it is published (emptied first; the
         staging files of earlier runs of `name` are dropped)."""
 
-    def publish(self, name: str, run: int = 0) -> int:
+    def publish(self, name: str, run: int) -> int:
         """Makes run `run`'s staged `name` the file (atomically); its size in bytes."""
 
-    def discard(self, name: str, run: int = 0) -> None:
+    def discard(self, name: str, run: int) -> None:
         """Drops run `run`'s staged `name` (a run that may not publish)."""
 
     def open(self, name: str) -> BinaryIO | None:
@@ -46,16 +46,16 @@ class Directory:
     def _staged(self, name: str, run: int) -> Path:
         return self._name(name).with_name(f".{name}.{run}.part")
 
-    def staging(self, name: str, run: int = 0) -> Path:
+    def staging(self, name: str, run: int) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         for earlier in self.folder.glob(f".{glob.escape(name)}.*.part"):
             earlier.unlink(missing_ok=True)  # a run still writing there may not publish it
         return self._staged(name, run)
 
-    def discard(self, name: str, run: int = 0) -> None:
+    def discard(self, name: str, run: int) -> None:
         self._staged(name, run).unlink(missing_ok=True)
 
-    def publish(self, name: str, run: int = 0) -> int:
+    def publish(self, name: str, run: int) -> int:
         staged = self._staged(name, run)
         with staged.open("rb") as handle:
             os.fsync(handle.fileno())

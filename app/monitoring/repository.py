@@ -246,9 +246,7 @@ class NovaEntrega(msgspec.Struct, frozen=True):
 
 async def tests_in_flight(conn: AsyncConnection, conta_id: int, tipo: str, timeout: float) -> int:
     """The account's test events not yet answered (younger than the send's `timeout` and a
-    margin, so a process that died while sending holds nothing for long), counted under a lock
-    of the account's row until the transaction ends: two tests asked at once count each other."""
-    await conn.execute("SELECT 1 FROM contas WHERE id = %s FOR UPDATE", (conta_id,))
+    margin, so a process that died while sending holds nothing for long)."""
     cursor = await conn.execute(
         """
         SELECT count(*) FROM entregas e JOIN monitores m ON m.id = e.monitor_id

@@ -161,7 +161,7 @@ async def rotate_secret(
     summary="Send a test webhook",
     description=(
         "Sends a signed `monitor.teste` event now and answers with the attempt. 429, with "
-        "`Retry-After`, while the account has two tests in flight."
+        f"`Retry-After`, while the account has {service.TESTS_AT_ONCE} tests in flight."
     ),
     status_code=200,
     tags=TAGS,

@@ -20,6 +20,7 @@ import msgspec
 import psycopg
 from psycopg import AsyncConnection
 
+from app.accounts.repository import lock_account
 from app.context import Backends
 from app.domain.record import Empresa
 from app.errors import BadRequestError, ConflictError, NotFoundError, TooManyRequestsError
@@ -579,6 +580,7 @@ async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
     async with backends.pool.connection() as conn, conn.transaction():
         vigia = await _owned(conn, conta_id, monitor_id)
         timeout = backends.settings.webhook_timeout
+        await lock_account(conn, conta_id)  # two tests asked at once count each other
         if await repository.tests_in_flight(conn, conta_id, TEST_EVENT, timeout) >= TESTS_AT_ONCE:
             raise TooManyRequestsError(
                 f"Esta conta já tem {TESTS_AT_ONCE} testes de webhook em andamento: espere a "

@@ -110,9 +110,6 @@ _FACET = f"({'|'.join(FACETS)})"
 Facetas = Annotated[str, documented(64, f"^{_FACET}(,{_FACET})*$")]
 Telefone = Annotated[str, documented(32, "^([0-9]{2})?[0-9]{8,9}$")]
 Email = Annotated[str, documented(320, f"^{_EMAIL.pattern}$")]
-Municipio = Annotated[str, msgspec.Meta(max_length=100, pattern=free_text(required=False))]
-"""A name (letters needed), or a Receita (4) or IBGE (7) code; no control characters, as the
-agent's tools take a city (`Cidade`)."""
 Cidade = Annotated[
     str,
     msgspec.Meta(
@@ -124,7 +121,9 @@ Cidade = Annotated[
         examples=["Curitiba", "4106902"],
     ),
 ]
-"""A city as the agent's tools and the leads take it, described for their schemas."""
+"""A city as the agent's tools, the leads and `/seek` take it, described for their schemas
+(a name needs a letter or a digit: `_municipio_clause` checks it)."""
+Municipio = Cidade
 Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR)]
 RegimeFiltro = Annotated[
     str,

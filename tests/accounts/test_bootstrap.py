@@ -132,7 +132,7 @@ def test_failures_of_an_ipv6_caller_count_per_64() -> None:
     first, second = IPv6Address("2001:db8:1:2::1"), IPv6Address("2001:db8:1:2:ffff::9")
     assert origin(first) == origin(second) == "2001:db8:1:2::/64"
     assert origin(IPv4Address("203.0.113.7")) == "203.0.113.7"
-    assert origin(None) == "desconhecida"
+    assert origin(None) == "desconhecido"
 
 
 def test_bootstrap_start_same_answer_for_registered_email(server: Server, inbox: Inbox) -> None:

@@ -17,8 +17,8 @@ from app.lib.download import CHUNK, download
 
 
 def _publish(store: Directory, name: str, content: bytes) -> None:
-    store.staging(name).write_bytes(content)
-    assert store.publish(name) == len(content)
+    store.staging(name, 1).write_bytes(content)
+    assert store.publish(name, 1) == len(content)
 
 
 async def _body(response: Stream) -> bytes:
