@@ -2,7 +2,8 @@
 HTTP, one JSON answer per POST, no session, so any app process answers any request).
 
 Checks before the message is read: the Host and Origin headers against the allowed hosts
-(DNS-rebinding protection: 421 for a foreign Host, 403 for a foreign Origin), the content type
+(DNS-rebinding protection: 421 for a foreign Host, 403 for a foreign Origin, 400 for two Host
+lines; each value of a repeated header is checked), the content type
 (415), the Accept header (406) and the `MCP-Protocol-Version` header (400 for a revision this
 server does not speak). GET, DELETE and the other methods answer 405 with `Allow: POST`: there
 is no event stream and no session to end."""
@@ -76,13 +77,19 @@ def _accepts_json(header: str) -> bool:
 
 
 def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> None:
+    """Every value of a header given more than once is checked: a proxy or a client that
+    forwards two of them must not get a foreign one past the first."""
     headers = request.headers
-    if _host_name(headers.get("host", "")) not in hosts:
+    given = headers.getall("host", [])
+    if len(given) > 1:  # RFC 9112, 3.2: more than one Host is a bad request
+        raise RpcError(
+            INVALID_REQUEST, "Host repetido: envie um só.", status=HTTPStatus.BAD_REQUEST
+        )
+    if _host_name(given[0] if given else "") not in hosts:
         raise RpcError(
             INVALID_REQUEST, "Host não permitido.", status=HTTPStatus.MISDIRECTED_REQUEST
         )
-    origin = headers.get("origin")
-    if origin is not None and _host_name(origin) not in hosts:
+    if any(_host_name(origin) not in hosts for origin in headers.getall("origin", [])):
         raise RpcError(INVALID_REQUEST, "Origin não permitida.", status=HTTPStatus.FORBIDDEN)
     content_type = headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != _JSON:
@@ -95,14 +102,20 @@ def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> No
             INVALID_REQUEST, "Accept deve incluir application/json.",
             status=HTTPStatus.NOT_ACCEPTABLE,
         )  # fmt: skip
-    version = headers.get("mcp-protocol-version")
-    if version is not None and version not in protocol.SUPPORTED:
+    versions = set(headers.getall("mcp-protocol-version", []))
+    for version in versions:
+        if version not in protocol.SUPPORTED:
+            raise RpcError(
+                INVALID_REQUEST,
+                f"MCP-Protocol-Version não suportada: {version[:32]}; use uma de "
+                f"{', '.join(protocol.SUPPORTED)}.",
+                status=HTTPStatus.BAD_REQUEST,
+            )
+    if len(versions) > 1:
         raise RpcError(
-            INVALID_REQUEST,
-            f"MCP-Protocol-Version não suportada: {version[:32]}; use uma de "
-            f"{', '.join(protocol.SUPPORTED)}.",
+            INVALID_REQUEST, "MCP-Protocol-Version repetida com valores diferentes.",
             status=HTTPStatus.BAD_REQUEST,
-        )
+        )  # fmt: skip
 
 
 def refused(request: Request[Any, Any, Any], error: AppError | HTTPException) -> Response[bytes]:

@@ -5,6 +5,7 @@ hypothesis throwing arbitrary bytes, JSON values and envelopes at it."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -239,6 +240,24 @@ def test_tool_call_without_key_401_keeps_id_says_how_to_get_one(anonymous: httpx
     assert _error(wrong, 401, protocol.UNAUTHORIZED)["id"] == 3
 
 
+def _raw_post(url: str, headers: str) -> tuple[int, bytes]:
+    """A ping POSTed to `/mcp` over a bare socket with `headers` as given (an HTTP client
+    refuses to send some, such as two Host lines): the status and the body."""
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    address = httpx.URL(url)
+    with socket.create_connection((address.host, address.port or 80), timeout=10) as client:
+        client.sendall(
+            f"POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        received = b""
+        while piece := client.recv(65536):
+            received += piece
+    head, _, answer = received.partition(b"\r\n\r\n")
+    return int(head.split()[1]), answer
+
+
 def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server: Server) -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     _error(
@@ -262,6 +281,23 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
                protocol.INVALID_REQUEST)  # fmt: skip
     local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
     assert local.status_code == 200
+    # A header given twice: every value is checked, not only the first.
+    host = httpx.URL(mcp_server.url).netloc.decode()
+    status, body = _raw_post(mcp_server.url, f"Host: {host}\r\nHost: evil.example.com\r\n")
+    assert status == 400, body
+    assert json.loads(body)["error"]["code"] == protocol.INVALID_REQUEST
+    assert "Host repetido" in json.loads(body)["error"]["message"]
+    _error(anonymous.post("/mcp", json=ping, headers=[("Origin", mcp_server.url),
+                                                       ("Origin", "http://evil.example.com")]),
+           403, protocol.INVALID_REQUEST)  # fmt: skip
+    _error(anonymous.post("/mcp", json=ping, headers=[("MCP-Protocol-Version", "2025-06-18"),
+                                                       ("MCP-Protocol-Version", "2099-01-01")]),
+           400, protocol.INVALID_REQUEST)  # fmt: skip
+    _error(anonymous.post("/mcp", json=ping, headers=[("MCP-Protocol-Version", "2025-06-18"),
+                                                       ("MCP-Protocol-Version", "2025-11-25")]),
+           400, protocol.INVALID_REQUEST)  # fmt: skip
+    twice = [("MCP-Protocol-Version", "2025-06-18")] * 2
+    assert anonymous.post("/mcp", json=ping, headers=twice).status_code == 200
     _error(
         anonymous.post("/mcp", json=ping, headers={"MCP-Protocol-Version": "2099-01-01"}),
         400,
