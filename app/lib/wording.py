@@ -34,6 +34,11 @@ _ENUM = re.compile(r"Invalid enum value (?P<valor>.+)")
 CONTROLS = r"\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069"
 """What free text never holds: C0 controls, DEL, and the bidirectional overrides and isolates
 that make a text show in another order than it is stored (a label that reads backwards)."""
+CONTROL = re.compile(f"[{CONTROLS}]")
+"""One character free text never holds, for texts checked outside a msgspec field."""
+CONTROL_REASON = (
+    "não pode ter caracteres de controle (como NUL, quebras de linha ou marcas de direção do texto)"
+)
 
 
 END = r"(?![\s\S])"
@@ -84,10 +89,7 @@ def _reason(text: str) -> str:
         return f"deve ser {_kind(found['esperado'])}"
     if _PATTERN.match(text):
         if _FREE_TEXT.search(text):  # free text's pattern (msgspec doubles its backslashes)
-            return (
-                "não pode ter caracteres de controle (como NUL, quebras de linha ou marcas de "
-                "direção do texto)"
-            )
+            return CONTROL_REASON
         return "formato inválido"
     if found := _ENUM.fullmatch(text):
         return f"{found['valor'][:80]} não é um dos valores aceitos"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.lib.wording import CONTROL, CONTROL_REASON
 from app.mcp.protocol import INVALID_PARAMS, RpcError
 
 MAX_ARGUMENT = 500
@@ -42,7 +43,7 @@ class Prompt:
 
     def render(self, values: dict[str, Any]) -> dict[str, Any]:
         """The prompt's messages with `values` filled in; -32602 for a missing required
-        argument, an unknown one, or a value that is not text."""
+        argument, an unknown one, or a value that is not free text (`CONTROLS`)."""
         known = {a.name for a in self.arguments}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -53,6 +54,8 @@ class Prompt:
                 raise RpcError(INVALID_PARAMS, f"{name}: o valor deve ser texto.")
             if len(value) > MAX_ARGUMENT:
                 raise RpcError(INVALID_PARAMS, f"{name}: texto de até {MAX_ARGUMENT} caracteres.")
+            if CONTROL.search(value):
+                raise RpcError(INVALID_PARAMS, f"{name}: {CONTROL_REASON}.")
         values = {name: value.strip() for name, value in values.items()}
         missing = [a.name for a in self.arguments if a.required and not values.get(a.name)]
         if missing:
