@@ -175,8 +175,9 @@ class Resolvidos(msgspec.Struct, kw_only=True):
     filtros: list[dict[str, Any]]
     componentes: tuple[score.Componente, ...]
 
-    def query(self) -> dict[str, Any]:
-        return {"bool": {"filter": self.filtros, "should": score.should(self.componentes)}}
+    def query(self, day: dt.date) -> dict[str, Any]:
+        """The ranked query on `day` (the companies' ages count from it)."""
+        return {"bool": {"filter": self.filtros, "should": score.should(self.componentes, day)}}
 
     def counted(self) -> dict[str, Any]:
         """The query without scoring, for counts."""

@@ -505,7 +505,7 @@ async def _stream(
     """The best `limit` leads in ranking order, with their positions (1, 2...). With `pit`,
     in batches over one point in time of the live release (a lot's whole file reads one
     snapshot, at constant memory); without, in one search (a page's worth)."""
-    query = resolved.query()
+    query = resolved.query(datetime.now(UTC).date())  # one day for the whole lot
     applied = resolved.aplicados
     if not pit:
         response = await backends.es.search(

@@ -18,13 +18,16 @@ with the points earned. The same definitions serve the query and the explanation
 | regime                | 5      | não é MEI (quando o filtro pede Simples ou MEI, todas ganham) |
 
 A component the filters make moot (no activity asked: `atividade`; MEI or Simples asked:
-`regime`) gives its points to every company, so the scale stays 0-100. Ages count from today's
-date (`now/d`), so a score changes only from one day to the next.
+`regime`) gives its points to every company, so the scale stays 0-100. Ages count from the day
+the listing ranks on (today, UTC, for a first page or a lot; the first page's day for the pages
+after it: `app.lib.listing`), so a score changes only from one day to the next.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import msgspec
@@ -38,7 +41,8 @@ class Regra:
     """The clause's `_name` (`componente.regra`)."""
     pontos: int
     descricao: str
-    clause: dict[str, Any]
+    clause: dict[str, Any] | Callable[[date], dict[str, Any]]
+    """The clause, or the clause of the day the listing ranks on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,18 @@ class Motivo(msgspec.Struct, kw_only=True):
 
 def _range(field: str, **bounds: Any) -> dict[str, Any]:
     return {"range": {field: bounds}}
+
+
+def _opened(years: int, within: int | None = None) -> Callable[[date], dict[str, Any]]:
+    """Opened `years` or more before the day (and less than `within` years before it)."""
+
+    def clause(day: date) -> dict[str, Any]:
+        bounds = {"lte": f"{day.isoformat()}||-{years}y/d"}
+        if within is not None:
+            bounds["gt"] = f"{day.isoformat()}||-{within}y/d"
+        return _range("abertura", **bounds)
+
+    return clause
 
 
 def _everyone(nome: str, pontos: int, descricao: str) -> Componente:
@@ -144,12 +160,9 @@ def components(
         Componente(
             "idade", 10, "aberta há 5 anos ou mais (10), 2 a 5 (6), 1 a 2 (3)",
             (
-                Regra("idade.5_anos", 10, "aberta há 5 anos ou mais",
-                      _range("abertura", lte="now-5y/d")),
-                Regra("idade.2_anos", 6, "aberta há 2 a 5 anos",
-                      _range("abertura", gt="now-5y/d", lte="now-2y/d")),
-                Regra("idade.1_ano", 3, "aberta há 1 a 2 anos",
-                      _range("abertura", gt="now-2y/d", lte="now-1y/d")),
+                Regra("idade.5_anos", 10, "aberta há 5 anos ou mais", _opened(5)),
+                Regra("idade.2_anos", 6, "aberta há 2 a 5 anos", _opened(2, within=5)),
+                Regra("idade.1_ano", 3, "aberta há 1 a 2 anos", _opened(1, within=2)),
             ),
         ),
         Componente(
@@ -163,12 +176,12 @@ def components(
 MAXIMUM = 100
 
 
-def should(found: tuple[Componente, ...]) -> list[dict[str, Any]]:
-    """The scoring clauses: each rule as a `constant_score` worth its points, named."""
+def should(found: tuple[Componente, ...], day: date) -> list[dict[str, Any]]:
+    """The scoring clauses on `day`: each rule as a `constant_score` worth its points, named."""
     return [
         {
             "constant_score": {
-                "filter": rule.clause,
+                "filter": rule.clause(day) if callable(rule.clause) else rule.clause,
                 "boost": rule.pontos,
                 "_name": rule.nome,
             }

@@ -382,7 +382,7 @@ async def _page(
     page = await fetch(
         backends,
         LISTING,
-        resolved.query(),
+        resolved.query,
         limit=limit,
         cursor=cursor,
         request_digest=paging.digest({"route": "leads", **resolved.argumentos}),

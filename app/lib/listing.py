@@ -4,11 +4,17 @@ The first page reads the alias; the pages after it read the release index that s
 first, named in the signed cursor (`app.lib.paging`), so a release swap never mixes two
 releases in one listing. One hit beyond `limit` is asked for, so a cursor is made only when
 there is a next page, and no search context is ever opened.
+
+A query that depends on the date (the leads' score counts a company's age from today) is given
+as a function of the day: the first page ranks on today's date (UTC) and its cursor carries that
+day, so every later page ranks as the first did, even after midnight.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Any
 
 import msgspec
@@ -20,6 +26,8 @@ from app.lib import paging
 from app.lib.elastic import Hit, SearchResponse, body, decoder
 
 _decoder = decoder(Fonte)
+Query = dict[str, Any] | Callable[[date], dict[str, Any]]
+"""A query, or a query of the day a listing ranks on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +53,7 @@ class Listing:
 async def fetch(
     backends: Backends,
     listing: Listing,
-    query: dict[str, Any],
+    query: Query,
     *,
     limit: int,
     cursor: str | None,
@@ -60,6 +68,14 @@ async def fetch(
         position = backends.cursors.open(cursor, listing.lista, listing.after, request_digest)
         if not position.indice.startswith(f"{alias}-"):
             raise paging.invalid_cursor(cursor)
+    day = ""
+    if callable(query):
+        # Today, or the day the first page ranked on (a cursor made before cursors carried
+        # the day has none: today).
+        ranked_on = datetime.now(UTC).date()
+        if position is not None and position.dia:
+            ranked_on = _day(position.dia, cursor or "")
+        day, query = ranked_on.isoformat(), query(ranked_on)
     try:
         response = await backends.es.search(
             index=position.indice if position else alias,
@@ -83,6 +99,13 @@ async def fetch(
         last = hits[-1]
         after = msgspec.convert(last.sort, listing.after)
         next_cursor = backends.cursors.seal(
-            paging.Cursor(listing.lista, last.index, after, request_digest)
+            paging.Cursor(listing.lista, last.index, after, request_digest, day)
         )
     return Page(hits, found.hits.total.value, next_cursor, found)
+
+
+def _day(text: str, cursor: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise paging.invalid_cursor(cursor) from None

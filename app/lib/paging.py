@@ -53,6 +53,9 @@ class Cursor(msgspec.Struct, Generic[A], frozen=True, array_like=True, forbid_un
     """The last item's sort values, typed by the list."""
     pedido: str
     """Digest of the request that made it (filters, text), so it cannot be replayed on another."""
+    dia: str = ""
+    """The day (UTC, ISO) a list ranked by the date was ranked on, kept for its next pages
+    (`app.lib.listing.fetch` with a dated query); empty for the other lists."""
 
 
 def digest(request: Any) -> str:

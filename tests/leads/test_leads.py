@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 from typing import Any
 
+import msgspec
 import pytest
 
 from app.leads.vocabulary import vocabulary
+from app.lib.paging import Cursor, Cursors
+from app.settings import get_settings
 from tests.conftest import Issued, Server
 from tests.leads.conftest import all_pages, get, ok
 from tests.leads.release import LEADS, RESTAURANT, ranked
@@ -230,3 +235,57 @@ def test_preview_and_page_limits(leads_server: Server, paid_key: Issued) -> None
     response = get(leads_server, paid_key, "/v1/leads", cnae=RESTAURANT, cursor="x.y")
     assert response.status_code == 400
     assert "cursor" in response.text
+
+
+def _age_points(opened: dt.date, day: dt.date) -> int:
+    """The `idade` component on `day` (docs/leads.md): 10 from 5 years, 6 from 2, 3 from 1."""
+    for years, points in ((5, 10), (2, 6), (1, 3)):
+        if opened <= _years_before(day, years):
+            return points
+    return 0
+
+
+def _years_before(day: dt.date, years: int) -> dt.date:
+    """As Elasticsearch's date math: 29 February goes back to the 28th of a common year."""
+    try:
+        return day.replace(year=day.year - years)
+    except ValueError:
+        return day.replace(year=day.year - years, day=28)
+
+
+def test_pages_after_the_first_rank_on_the_first_page_s_day(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    """Ages count from the day the first page ranked on, which its cursor carries: a listing
+    read across midnight neither repeats nor skips a company whose age band changed. The day
+    is set back here by sealing the server's own cursor again with another day."""
+    first = ok(get(leads_server, paid_key, "/v1/leads", cnae=RESTAURANT, uf="PR", limit=3))
+    payload = first["next_cursor"].split(".")[0]
+    lista, indice, _, pedido, dia = msgspec.json.decode(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
+    assert dia == dt.datetime.now(dt.UTC).date().isoformat(), "the first page ranks on today"
+    back = dt.date.fromisoformat(dia) - dt.timedelta(days=2 * 365 + 180)
+    cursors = Cursors(get_settings().api_key_secret.encode())
+    from_the_top = cursors.seal(Cursor(lista, indice, (1_000.0, ""), pedido, back.isoformat()))
+    leads, cursor, pages = [], from_the_top, 0
+    while cursor:  # every page after it: each cursor carries the day on
+        page = ok(get(leads_server, paid_key, "/v1/leads", cnae=RESTAURANT, uf="PR", limit=50,
+                      cursor=cursor))  # fmt: skip
+        leads += page["data"]
+        cursor, pages = page["next_cursor"], pages + 1
+    assert pages > 1
+    opened = {lead.cnpj: lead.opened for lead in LEADS}
+    today = dt.date.fromisoformat(dia)
+    changed = 0
+    for lead in leads:
+        age = next(item for item in lead["motivo"] if item["componente"] == "idade")
+        assert age["pontos"] == _age_points(opened[lead["empresa"]["cnpj"]], back), lead
+        changed += age["pontos"] != _age_points(opened[lead["empresa"]["cnpj"]], today)
+    assert changed, "the release has companies whose age band differs between the two days"
+    scores = [(-lead["score"], lead["empresa"]["cnpj"]) for lead in leads]
+    assert scores == sorted(scores), "ranked by the scores of that day"
+    everyone = all_pages(leads_server, paid_key, cnae=RESTAURANT, uf="PR")
+    assert sorted(lead["empresa"]["cnpj"] for lead in leads) == sorted(
+        lead["empresa"]["cnpj"] for lead in everyone
+    ), "no company repeated or skipped"
