@@ -26,7 +26,7 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 MAX_QUERY = 100
 TIMEOUT = "2s"
-_CODE = re.compile(r"[\d\s./\-]+")
+_CODE = re.compile(r"[0-9\s./\-]+")  # ASCII digits: `digits` drops any other
 _SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
 
 

@@ -27,7 +27,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_NAME = 200
 MAX_DOC = 32
-_MASKED = re.compile(r"\*\*\*\d{6}\*\*")
+_MASKED = re.compile(r"\*\*\*[0-9]{6}\*\*")
 LISTING = Listing(lista="socios", sort=[{"cnpj": "asc"}], after=tuple[str], fields=("socios",))
 
 

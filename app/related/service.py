@@ -136,7 +136,7 @@ def _from_value(tipo: str, valor: str) -> _Alvo:
             raise BadRequestError("value: e-mail completo (nome@dominio).", {"campo": "value"})
         email = text.lower()
         return _Alvo(labels={email: email}, clause={"terms": {"contato.emails": [email]}})
-    parts = re.findall(r"[0-9A-Za-z/]+", text.replace("-", ""))
+    parts = re.findall(r"[0-9A-Za-z][0-9A-Za-z/]*", text.replace("-", ""))  # not a lone "/"
     if len(parts) < 2 or not (parts[0].isdigit() and len(parts[0]) == 8):
         raise BadRequestError(
             "value: endereço como 'CEP número' (70836900 1), ou um CNPJ.", {"campo": "value"}

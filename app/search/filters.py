@@ -214,15 +214,16 @@ def from_query(params: dict[str, str]) -> Filtros:
     return _convert(dict(params), strict=False)
 
 
-def from_body(raw: bytes) -> Filtros:
-    """Filters from a JSON body; unknown fields and wrong types are 400s naming the field."""
+def from_body(raw: bytes, accepted: tuple[str, ...] = FIELDS) -> Filtros:
+    """Filters from a JSON body; unknown fields and wrong types are 400s naming the field (and,
+    for an unknown one, the `accepted` fields of the route)."""
     data = body.decode(raw) if raw.strip() else {}
     if not isinstance(data, dict):
         raise BadRequestError("O corpo deve ser um objeto JSON com os filtros.")
-    return _convert(data, strict=True)
+    return _convert(data, strict=True, accepted=accepted)
 
 
-def _convert(data: dict[str, Any], strict: bool) -> Filtros:
+def _convert(data: dict[str, Any], strict: bool, accepted: tuple[str, ...] = FIELDS) -> Filtros:
     try:
         return msgspec.convert(data, Filtros, strict=strict)
     except msgspec.ValidationError as error:
@@ -231,7 +232,7 @@ def _convert(data: dict[str, Any], strict: bool) -> Filtros:
         if named and named.desconhecido:
             raise BadRequestError(
                 f"Filtro desconhecido: {named.campo}.",
-                details={"campo": named.campo, "aceitos": FIELDS},
+                details={"campo": named.campo, "aceitos": accepted},
             ) from error
         raise BadRequestError(invalid(text), details={"campo": body.field_of(error)}) from error
 
@@ -256,8 +257,9 @@ def _ufs(raw: str) -> list[str]:
     return _codes("uf", raw, {uf.lower(): uf for uf in codes.ADDRESS_UFS})
 
 
-CNAE_CODE = re.compile(r"[\d\s./\-]+")
-"""A CNAE code as people write it: digits with optional punctuation (`4711-3/02`)."""
+CNAE_CODE = re.compile(r"[0-9\s./\-]+")
+"""A CNAE code as people write it: ASCII digits with optional punctuation (`4711-3/02`); a
+digit of another script is no digit of a code (`digits` would drop it)."""
 
 
 def cnae_clause(raw: str, secondary: bool, field: str = "cnae") -> dict[str, Any]:

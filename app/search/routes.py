@@ -105,7 +105,8 @@ async def search_get(
 async def search_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return await answer(request, backends, f.from_body(await json_bytes(request)), Modo.SEARCH)
+    filters = f.from_body(await json_bytes(request), ACCEPTED[Modo.SEARCH])
+    return await answer(request, backends, filters, Modo.SEARCH)
 
 
 @get(
@@ -134,7 +135,8 @@ async def seek_get(
 async def seek_post(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
-    return await answer(request, backends, f.from_body(await json_bytes(request)), Modo.SEEK)
+    filters = f.from_body(await json_bytes(request), ACCEPTED[Modo.SEEK])
+    return await answer(request, backends, filters, Modo.SEEK)
 
 
 @get(

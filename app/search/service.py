@@ -152,7 +152,7 @@ async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
     if not terms or mode is Modo.CIDADES:
         return await _page(backends, query, filters, mode, shown, Etapa.TOLERANTE)
     passes = list(Etapa)
-    if filters.cursor is not None:
+    if filters.cursor:  # an empty cursor is a first page, as `listing.fetch` reads it
         made = [e for e in passes if _made_by(backends, filters.cursor, mode, shown, e)]
         passes = made[:1] or passes[:1]
     for etapa in passes:  # one pass only when a cursor names it

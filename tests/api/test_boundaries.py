@@ -250,3 +250,55 @@ def test_hundreds_of_unknown_parameters_named_in_part(api: httpx.Client) -> None
     assert len(body["details"]["desconhecidos"]) == 10
     assert all(len(name) == 64 for name in body["details"]["desconhecidos"])
     assert body["message"].endswith(" e mais 290.")
+
+
+def test_an_empty_cursor_is_a_first_page(api: httpx.Client) -> None:
+    """`cursor=` reads as no cursor on every face: the typo-tolerant passes still run (an empty
+    cursor used to keep only the exact pass, and found nothing)."""
+    typo = "clubinhu banho"  # CLUBINHO DO BANHO with a typo
+    for path, params in (("/v1/search", {"q": typo}), ("/v1/nome", {"nome": "clubinhu"})):
+        plain = api.get(path, params=params).json()
+        empty = api.get(path, params={**params, "cursor": ""}).json()
+        assert [c["cnpj"] for c in plain["data"]][:1] == ["33933798000183"], plain
+        assert empty["data"] == plain["data"], path
+    posted = api.post("/v1/seek", json={"nome": "clubinhu", "cursor": ""}).json()
+    assert [c["cnpj"] for c in posted["data"]][:1] == ["33933798000183"], posted
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/v1/seek", {"cnae": "47\u0664"}, "cnae"),  # an Arabic-Indic four
+        ("/v1/mercado", {"segmento": "47\u0664"}, "segmento"),
+        ("/v1/socios/relacionados", {"doc": "***\u0661\u0662\u0663\u0664\u0665\u0666**"}, "doc"),
+    ],
+)
+def test_digits_of_other_scripts_are_no_code(
+    api: httpx.Client, path: str, params: dict[str, str], field: str
+) -> None:
+    """A code is ASCII digits: a digit of another script is refused, not dropped (`47٤` was
+    searched as division 47)."""
+    response = api.get(path, params=params)
+    assert response.status_code == 400, response.text
+    assert response.json()["details"]["campo"] == field
+    assert api.get("/v1/search/cnae", params={"query": "47\u0664"}).json()["data"] == [], (
+        "read as words, not as the code 47"
+    )
+
+
+@pytest.mark.parametrize(("path", "refused"), [("/v1/seek", "q"), ("/v1/search", "nome")])
+def test_unknown_body_field_named_with_the_route_s_own_fields(
+    api: httpx.Client, path: str, refused: str
+) -> None:
+    response = api.post(path, json={"uf": "SP", "foo": 1})
+    assert response.status_code == 400
+    details = response.json()["details"]
+    assert details["campo"] == "foo"
+    assert "uf" in details["aceitos"]
+    assert refused not in details["aceitos"], "a field the route refuses is not offered"
+
+
+def test_address_number_needs_a_letter_or_digit(api: httpx.Client) -> None:
+    response = api.get("/v1/relacionadas", params={"kind": "endereco", "value": "01310100 /"})
+    assert response.status_code == 400
+    assert response.json()["details"]["campo"] == "value"
