@@ -7,6 +7,10 @@ for every small answer. Here the connection's transport gathers what one turn of
 writes and sends it together at the end of that turn. Nothing waits longer than the turn, and
 writes past `FLUSH_BYTES` go out at once, so a long streamed answer still meets the transport's
 flow control.
+
+A request the HTTP parser refuses (a raw byte outside ASCII in the target, a malformed header,
+a body longer than its `Content-Length`) is answered before any app runs; uvicorn answers it in
+plain text, this protocol with the API's JSON error body, as every other 400.
 """
 
 from __future__ import annotations
@@ -14,9 +18,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import msgspec
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 FLUSH_BYTES = 64 * 1024
+MALFORMED = msgspec.json.encode(
+    {
+        "error": "Bad Request",
+        "message": "Requisição HTTP malformada: confira a linha do pedido (o endereço "
+        "percent-encoded), os cabeçalhos e o Content-Length.",
+    }
+)
 
 
 class GatheringTransport:
@@ -69,7 +81,20 @@ class GatheringTransport:
 
 
 class GatheringHttpTools(HttpToolsProtocol):
-    """`HttpToolsProtocol` writing through a `GatheringTransport`."""
+    """`HttpToolsProtocol` writing through a `GatheringTransport`, refusing what its parser
+    cannot read with a JSON body."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(GatheringTransport(transport))  # type: ignore[arg-type]
+
+    def send_400_response(self, msg: str) -> None:
+        head = [STATUS_LINE[400]]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: ", str(len(MALFORMED)).encode(), b"\r\n",
+            b"connection: close\r\n\r\n", MALFORMED,
+        ]  # fmt: skip
+        self.transport.write(b"".join(head))
+        self.transport.close()

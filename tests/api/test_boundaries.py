@@ -4,6 +4,7 @@ next one is a 400 (or 413) naming the field."""
 from __future__ import annotations
 
 import base64
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -302,3 +303,27 @@ def test_address_number_needs_a_letter_or_digit(api: httpx.Client) -> None:
     response = api.get("/v1/relacionadas", params={"kind": "endereco", "value": "01310100 /"})
     assert response.status_code == 400
     assert response.json()["details"]["campo"] == "value"
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /v1/search?q=\xd9\xa3 HTTP/1.1\r\nHost: x\r\n\r\n",  # a raw byte outside ASCII
+        b"GET /v1/search?q=a HTTP/1.1\r\nHost: x\r\nSem dois pontos\r\n\r\n",  # no colon
+    ],
+)
+def test_a_request_the_parser_refuses_gets_the_json_error_body(
+    sample_server: Server, request_bytes: bytes
+) -> None:
+    host, port = sample_server.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as client:
+        client.sendall(request_bytes)
+        received = b""
+        while piece := client.recv(65536):
+            received += piece
+    head, _, content = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), received
+    assert b"content-type: application/json" in head.lower()
+    refused = msgspec.json.decode(content)
+    assert refused["error"] == "Bad Request"
+    assert "malformada" in refused["message"]
