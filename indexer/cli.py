@@ -16,10 +16,13 @@ from typing import Annotated
 import duckdb
 import msgspec
 import typer
+from elastic_transport.client_utils import url_to_node_config
 from elasticsearch import ApiError, TransportError
 from rich.console import Console
 from rich.table import Table
 
+from app.domain.catalog import catalog_name
+from app.lib.elastic import nodes
 from app.settings import get_settings
 from indexer import download as fetching
 from indexer import elastic, records
@@ -36,15 +39,33 @@ from indexer.cli_output import (
     say,
     transfer_bar,
     writable,
+    writable_folder,
 )
 from indexer.load import RELEASE_RECORDED, Options, record_release, run
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+
+
+def _url(value: str) -> str:
+    """The option as given, once each address in it parses (not shown back: it may hold a
+    password)."""
+    try:
+        for node in nodes(value):
+            url_to_node_config(node)
+    except ValueError:
+        raise typer.BadParameter(
+            "an address with scheme, host and port (http://127.0.0.1:9200), or several "
+            "separated by commas"
+        ) from None
+    return value
+
+
 ElasticsearchUrl = Annotated[
     str,
     typer.Option(
         envvar="ELASTICSEARCH_URL",
         help="Elasticsearch address (a cluster: its nodes' addresses, comma-separated).",
+        callback=_url,
     ),
 ]
 ALIAS_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
@@ -56,6 +77,10 @@ def _alias(value: str) -> str:
         raise typer.BadParameter(
             f"{value!r}: lower-case letters, digits, '.', '_' and '-', starting with a letter "
             "or digit, at most 100"
+        )
+    if value.endswith(catalog_name("")):
+        raise typer.BadParameter(
+            f"{value!r}: an alias ending in {catalog_name('')!r} names the catalog of another alias"
         )
     return value
 
@@ -126,9 +151,9 @@ def load(
         console.print(f"--month: YYYY-MM, not {month!r}", markup=False)
         raise typer.Exit(2)
     writable(report)
-    if records and records_dir.exists() and not records_dir.is_dir():
-        console.print(f"--records-dir: {records_dir} is a file, not a folder", markup=False)
-        raise typer.Exit(2)
+    writable(bad_rows, "--bad-rows")
+    if records:
+        writable_folder(records_dir, "--records-dir")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
         url=url,

@@ -4,12 +4,14 @@ failures as one line (`failing`) instead of a traceback."""
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import lmdb
 import typer
 from elasticsearch import ApiError, TransportError
 from rich.console import Console
@@ -43,9 +45,9 @@ def say(message: str) -> None:
 @contextlib.contextmanager
 def failing(what: str) -> Iterator[None]:
     """Runs a command's work; Elasticsearch's refusals and absence, a load that must not go
-    live, a bad value, a file-system error, a damaged zip and a failure of the staging database
-    (a full disk, too little memory) end it with one line and exit status 1, URLs shown without
-    their passwords."""
+    live, a bad value, a file-system error, a damaged zip, a failure of the staging database
+    (a full disk, too little memory) and one of the record store end it with one line and exit
+    status 1, URLs shown without their passwords."""
     try:
         yield
     except (elastic.LoadError, ValueError, ApiError, TransportError, OSError) as error:
@@ -56,6 +58,9 @@ def failing(what: str) -> Iterator[None]:
         raise typer.Exit(1) from error
     except duckdb.Error as error:
         console.print(f"{what} failed: staging ({type(error).__name__}): {error}", markup=False)
+        raise typer.Exit(1) from error
+    except lmdb.Error as error:
+        console.print(f"{what} failed: the record store: {error}", markup=False)
         raise typer.Exit(1) from error
 
 
@@ -72,6 +77,21 @@ def writable(report: Path | None, option: str = "--report") -> None:
     if report.is_dir():
         console.print(f"{option}: {report} is a folder, not a file", markup=False)
         raise typer.Exit(2)
+
+
+def writable_folder(folder: Path, option: str) -> None:
+    """Checks, before any work, that files can be written in `folder` (made if missing). Exit 2
+    otherwise."""
+    if folder.exists() and not folder.is_dir():
+        console.print(f"{option}: {folder} is a file, not a folder", markup=False)
+        raise typer.Exit(2)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        console.print(f"{option}: cannot write in {folder}: {error}", markup=False)
+        raise typer.Exit(2) from error
 
 
 class BarProgress(Progress):

@@ -446,9 +446,9 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     files: list[FileReport] = []
     previous_targets = elastic.alias_targets(es, options.alias)
     previous = previous_targets[-1] if previous_targets else None
+    bad_rows = _BadRows(options.bad_rows_file)  # before the staging folder: may fail to open
     workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
     staging = Staging(workdir, options.memory_limit, options.threads, options.bucket_rows)
-    bad_rows = _BadRows(options.bad_rows_file)
     index = ""
     try:
         progress.reading(len(recognised))

@@ -232,10 +232,15 @@ def recognise(source: Source) -> Recognised | Ignored:
     """The file's kind: by its name when its rows fit the kind (the first one, or most of the
     first `SAMPLED`: a shifted first row is a bad row, not a reason to drop the file), else by
     its columns; or why it is ignored."""
+    if source.member is None and source.path.name.lower().endswith(".zip"):
+        # A zip starts with its signature (a truncated one fails on opening): this is something
+        # else saved under the name, such as an error page a download kept.
+        return Ignored(source, "unreadable: named .zip but not a zip archive")
     try:
         lines = first_lines(source, SAMPLED)
         if not lines:
-            return Ignored(source, "empty file")
+            named = kind_from_name(source)
+            return Ignored(source, f"named like {named.value} but empty" if named else "empty file")
         if is_regime_header(lines[0]):
             return Recognised(source, Kind.REGIMES)
         rows = list(csv.reader(lines, delimiter=";"))

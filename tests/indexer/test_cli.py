@@ -8,11 +8,15 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import lmdb
+import pytest
+import typer
 from elasticsearch import Elasticsearch
 from typer.testing import CliRunner
 
 from app.settings import get_settings
 from indexer.cli import app
+from indexer.cli_output import failing
 from tests.conftest import PEER_DATA, SERPRO, stored
 
 runner = CliRunner()
@@ -100,11 +104,20 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     damaged = _release(tmp_path, "damaged")
     whole = (damaged / "Socios0.zip").read_bytes()
     (damaged / "Socios0.zip").write_bytes(whole[: len(whole) // 2])
+    page = _release(tmp_path, "page")  # an error page a download saved under the zip's name
+    (page / "Empresas0.zip").write_text("<html><body>503 Service Unavailable</body></html>\n")
+    nothing = _release(tmp_path, "nothing")
+    (nothing / "Socios0.zip").write_bytes(b"")
+    empty_part = _release(tmp_path, "empty-part")
+    (empty_part / "Socios1.csv").write_bytes(b"")
     cases = [
         (empty, "no establishments file"),
         (references_only, "no establishments file"),
         (no_rows, "no establishment row"),
         (damaged, "Socios0.zip"),
+        (page, "Empresas0.zip (unreadable: named .zip but not a zip archive)"),
+        (nothing, "Socios0.zip (unreadable: named .zip but not a zip archive)"),
+        (empty_part, "Socios1.csv (named like socios but empty)"),
     ]
     for folder, said in cases:
         code, output = _invoke("load", str(folder), "--alias", alias)
@@ -128,6 +141,17 @@ def test_cli_commands_fail_in_one_line_before_any_work(
         code, output = _invoke("indices", "--alias", bad)
         assert code == 2, bad
         assert "lower-case" in output
+    code, output = _invoke("indices", "--alias", "empresas-ref")  # another alias's catalog
+    assert code == 2
+    assert "names the catalog of another alias" in output
+    for command in ("indices", "drop", "rollback", "warm", "load"):
+        for url in ("notaurl", "http://127.0.0.1:99999", "http://user:secret@[::1"):
+            options = [str(PEER_DATA)] if command == "load" else []
+            result = runner.invoke(app, [command, *options, "--alias", "x", "--url", url])
+            assert result.exit_code == 2, (command, url, result.output)
+            assert "scheme, host and port" in " ".join(result.output.split())
+            assert "Traceback" not in result.output
+            assert "secret" not in result.output, "a password is never shown back"
     alias = new_alias()
     a_file = tmp_path / "not-a-folder"
     a_file.write_text("x")
@@ -151,3 +175,32 @@ def test_cli_commands_fail_in_one_line_before_any_work(
     code, output = _invoke("drop", "--alias", alias)
     assert code == 0
     assert "nothing to delete" in output
+
+
+def test_records_dir_checked_before_any_work(new_alias: Callable[[], str], tmp_path: Path) -> None:
+    """A folder the store cannot be written in is refused at once (it failed only after the
+    whole month was read and indexed); a file is no folder; and so is a bad-rows file that
+    cannot be written (it failed after the staging folder was made, and left it)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for folder, said in (("/proc", "cannot write in /proc"), (str(a_file), "is a file")):
+        code, output = _invoke(
+            "load", str(PEER_DATA), "--alias", new_alias(), "--records-dir", folder
+        )
+        assert code == 2, output
+        assert output.startswith("--records-dir: ")
+        assert said in output
+        assert "files read" not in output.lower(), "refused before reading"
+    code, output = _invoke(
+        "load", str(PEER_DATA), "--alias", new_alias(), "--bad-rows", "/proc/nope/bad.csv"
+    )
+    assert code == 2, output
+    assert output.startswith("--bad-rows: cannot write /proc/nope/bad.csv")
+
+
+def test_a_record_store_failure_ends_the_command_in_one_line() -> None:
+    """A store that fails while it is written (a full disk: `lmdb.DiskError`) is one line and
+    exit status 1, as a failure of the staging database is."""
+    with pytest.raises(typer.Exit) as ended, failing("load"):
+        raise lmdb.DiskError("mdb_put: No space left on device")
+    assert ended.value.exit_code == 1
