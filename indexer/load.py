@@ -409,6 +409,15 @@ def run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> 
     return report
 
 
+def _month_folder(path: Path, item: Recognised) -> str | None:
+    """The `YYYY-MM` folder under `path` that holds a file of a month's own parts, if any (a
+    load pointed at a folder of months would otherwise mix them)."""
+    if item.kind in REFERENCE_KINDS or item.kind is Kind.REGIMES:  # the same from month to month
+        return None
+    inside = item.source.path.parent.relative_to(path) if path.is_dir() else Path()
+    return next((part for part in inside.parts if _MONTH.fullmatch(part)), None)
+
+
 def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
     truncated zip: it may hold any part of the month), a file named as a part of the month whose
@@ -427,6 +436,12 @@ def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignor
         raise elastic.LoadError(
             f"{path}: {len(misfits)} file(s) named as part of the month do not read as it: "
             f"{names}; fix or remove them (the live release is left as it was)"
+        )
+    months = sorted({month for item in recognised if (month := _month_folder(path, item))})
+    if len(months) > 1:
+        raise elastic.LoadError(
+            f"{path}: it holds {len(months)} months ({', '.join(months[:3])}): a load reads one "
+            "month, point it at that month's folder (the live release is left as it was)"
         )
     if not any(item.kind is Kind.ESTABELECIMENTOS for item in recognised):
         raise elastic.LoadError(

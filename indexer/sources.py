@@ -209,6 +209,15 @@ def first_lines(source: Source, count: int) -> list[str]:
     return lines
 
 
+REGIME_NAMES = ("lucro real", "lucro presumido", "lucro arbitrado", "imunes e isentas")
+"""How Receita names the tax-regime files (folded): a file so named must have their header."""
+
+
+def named_like_regime(source: Source) -> bool:
+    names = [source.path.name, *([source.member] if source.member else [])]
+    return any(regime in fold(name) for name in names for regime in REGIME_NAMES)
+
+
 def is_regime_header(line: str) -> bool:
     """Whether `line` is the header of a tax-regime file (a UTF-8 byte-order mark is allowed
     before it)."""
@@ -243,6 +252,12 @@ def recognise(source: Source) -> Recognised | Ignored:
             return Ignored(source, f"named like {named.value} but empty" if named else "empty file")
         if is_regime_header(lines[0]):
             return Recognised(source, Kind.REGIMES)
+        if named_like_regime(source):
+            return Ignored(
+                source,
+                f"named like {Kind.REGIMES.value} but its first line is not their header "
+                f"({','.join(REGIME_HEADER)})",
+            )
         rows = list(csv.reader(lines, delimiter=";"))
     except (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, EOFError, csv.Error) as error:
         return Ignored(source, f"unreadable: {error}")

@@ -110,6 +110,12 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     (nothing / "Socios0.zip").write_bytes(b"")
     empty_part = _release(tmp_path, "empty-part")
     (empty_part / "Socios1.csv").write_bytes(b"")
+    regime = _release(tmp_path, "regime")  # a tax-regime file whose header changed
+    with zipfile.ZipFile(regime / "Lucro Real.zip", "w") as archive:
+        archive.writestr("Lucro Real.csv", "ano;cnpj;cnpj_da_scp;forma_de_tributacao;qtde\n")
+    months = tmp_path / "months"  # a folder of months, pointed at instead of one of them
+    for month in ("2025-11", "2025-12"):
+        shutil.copytree(PEER_DATA, months / month)
     cases = [
         (empty, "no establishments file"),
         (references_only, "no establishments file"),
@@ -118,6 +124,8 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (page, "Empresas0.zip (unreadable: named .zip but not a zip archive)"),
         (nothing, "Socios0.zip (unreadable: named .zip but not a zip archive)"),
         (empty_part, "Socios1.csv (named like socios but empty)"),
+        (regime, "Lucro Real.zip:Lucro Real.csv (named like regimes but its first line"),
+        (months, "it holds 2 months (2025-11, 2025-12)"),
     ]
     for folder, said in cases:
         code, output = _invoke("load", str(folder), "--alias", alias)
