@@ -46,13 +46,15 @@ LONG_LINE = f"more than {MAX_LINE:,} characters; the rest of the line is skipped
 
 
 def _clean_lines(text: IO[str], over_long: set[int]) -> Iterator[str]:
-    """The lines of `text` without NUL bytes, each read up to `MAX_LINE` characters: a longer
-    one is skipped in pieces (memory stays bounded), its number added to `over_long` and an
-    empty line given in its place."""
+    """The lines of `text` without NUL bytes (nor a byte-order mark before the first), each
+    read up to `MAX_LINE` characters: a longer one is skipped in pieces (memory stays bounded),
+    its number added to `over_long` and an empty line given in its place."""
     readline = text.readline
     number = 0
     while line := readline(MAX_LINE):
         number += 1
+        if number == 1:  # a byte-order mark a copy saved as UTF-8 may start with
+            line = line.removeprefix("\ufeff").removeprefix("\u00ef\u00bb\u00bf")
         if len(line) == MAX_LINE and not line.endswith("\n"):
             while (rest := readline(MAX_LINE)) and not rest.endswith("\n"):
                 pass

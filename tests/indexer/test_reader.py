@@ -138,6 +138,13 @@ def test_read_rows_a_copy_re_encoded_to_utf8_reads_the_same(rows: list[list[str]
     assert _read(_encoded(rows, "utf-8")) == rows
 
 
+@given(st.lists(st.lists(latin1_text, min_size=7, max_size=7), min_size=1, max_size=5))
+def test_read_rows_a_byte_order_mark_loses_no_row(rows: list[list[str]]) -> None:
+    """A copy saved as UTF-8 with a byte-order mark: the first row is read, not a bad row
+    whose root starts with the mark."""
+    assert _read(b"\xef\xbb\xbf" + _encoded(rows, "utf-8")) == rows
+
+
 def test_read_rows_each_line_in_its_own_encoding() -> None:
     """A file whose lines mix the two encodings (a copy edited by hand) reads right."""
     rows = [
