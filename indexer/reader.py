@@ -17,7 +17,7 @@ import msgspec
 
 from app.domain import cnpj, state_registration
 from app.domain.text import is_code
-from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header, text_of
+from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header, text_of, without_mark
 
 
 class BadRow(msgspec.Struct, frozen=True):
@@ -54,7 +54,7 @@ def _clean_lines(text: IO[str], over_long: set[int]) -> Iterator[str]:
     while line := readline(MAX_LINE):
         number += 1
         if number == 1:  # a byte-order mark a copy saved as UTF-8 may start with
-            line = line.removeprefix("\ufeff").removeprefix("\u00ef\u00bb\u00bf")
+            line = without_mark(line)
         if len(line) == MAX_LINE and not line.endswith("\n"):
             while (rest := readline(MAX_LINE)) and not rest.endswith("\n"):
                 pass

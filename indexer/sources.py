@@ -214,14 +214,27 @@ REGIME_NAMES = ("lucro real", "lucro presumido", "lucro arbitrado", "imunes e is
 
 
 def named_like_regime(source: Source) -> bool:
-    names = [source.path.name, *([source.member] if source.member else [])]
-    return any(regime in fold(name) for name in names for regime in REGIME_NAMES)
+    """Whether the file itself (a zip's member, not the zip: a note may sit beside the CSV) is
+    named as a tax-regime file."""
+    name = fold(Path(source.member).name if source.member else source.path.name)
+    return any(regime in name for regime in REGIME_NAMES)
+
+
+BYTE_ORDER_MARKS = ("\ufeff", "\u00ef\u00bb\u00bf")
+"""A UTF-8 byte-order mark as read in UTF-8 and in latin-1."""
+
+
+def without_mark(line: str) -> str:
+    """`line` without a byte-order mark at its start."""
+    for mark in BYTE_ORDER_MARKS:
+        line = line.removeprefix(mark)
+    return line
 
 
 def is_regime_header(line: str) -> bool:
     """Whether `line` is the header of a tax-regime file (a UTF-8 byte-order mark is allowed
     before it)."""
-    text = line.strip("\r\n ").removeprefix("\u00ef\u00bb\u00bf").removeprefix("\ufeff")
+    text = without_mark(line.strip("\r\n "))
     return [part.strip().lower() for part in text.split(",")] == REGIME_HEADER
 
 
