@@ -254,11 +254,13 @@ def recognise(source: Source) -> Recognised | Ignored:
     """The file's kind: by its name when its rows fit the kind (the first one, or most of the
     first `SAMPLED`: a shifted first row is a bad row, not a reason to drop the file), else by
     its columns; or why it is ignored."""
-    if source.member is None and source.path.name.lower().endswith(".zip"):
-        # A zip starts with its signature (a truncated one fails on opening): this is something
-        # else saved under the name, such as an error page a download kept.
-        return Ignored(source, "unreadable: named .zip but not a zip archive")
     try:
+        if source.member is None and source.path.name.lower().endswith(".zip"):
+            # A zip is read through its members: this one did not open as a zip. A truncated
+            # one fails on opening (`Source.open`); without even the signature, it is something
+            # else saved under the name, such as an error page a download kept.
+            source.open().close()
+            return Ignored(source, "unreadable: named .zip but not a zip archive")
         lines = first_lines(source, SAMPLED)
         if not lines:
             named = kind_from_name(source)

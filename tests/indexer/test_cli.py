@@ -120,7 +120,7 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (empty, "no establishments file"),
         (references_only, "no establishments file"),
         (no_rows, "no establishment row"),
-        (damaged, "Socios0.zip"),
+        (damaged, "Socios0.zip (unreadable: damaged or truncated zip"),
         (page, "Empresas0.zip (unreadable: named .zip but not a zip archive)"),
         (nothing, "Socios0.zip (unreadable: named .zip but not a zip archive)"),
         (empty_part, "Socios1.csv (named like socios but empty)"),
