@@ -42,6 +42,7 @@ from indexer.cli_output import (
     writable_folder,
 )
 from indexer.load import RELEASE_RECORDED, Options, record_release, run
+from indexer.staging import megabytes
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -85,6 +86,14 @@ def _alias(value: str) -> str:
     return value
 
 
+def _memory(value: str) -> str:
+    try:
+        megabytes(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    return value
+
+
 Alias = Annotated[
     str,
     typer.Option(envvar="INDEX_ALIAS", callback=_alias, help="Read alias the API serves from."),
@@ -124,7 +133,8 @@ def load(
     batch_size: Annotated[int, typer.Option(min=1, max=50000)] = 2000,
     parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
     memory_limit: Annotated[
-        str, typer.Option(help="DuckDB memory limit, shared by the builders.")
+        str,
+        typer.Option(help="DuckDB memory limit, shared by the builders.", callback=_memory),
     ] = "384MB",
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
     readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,

@@ -460,6 +460,11 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     refs = load_fixtures(References())
     files: list[FileReport] = []
     previous_targets = elastic.alias_targets(es, options.alias)
+    if not previous_targets and es.indices.exists(index=options.alias):
+        raise elastic.LoadError(
+            f"{options.alias!r} is the name of an index, not of an alias: no alias can take its "
+            "name; choose another --alias"
+        )
     previous = previous_targets[-1] if previous_targets else None
     bad_rows = _BadRows(options.bad_rows_file)  # before the staging folder: may fail to open
     workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))

@@ -66,8 +66,25 @@ def test_cli_load_missing_path_fails_cleanly(tmp_path: Path) -> None:
 
 def test_cli_load_bad_memory_limit_fails_cleanly(new_alias: Callable[[], str]) -> None:
     code, output = _invoke("load", str(PEER_DATA), "--alias", new_alias(), "--memory-limit", "lots")
-    assert code == 1
+    assert code == 2  # a usage error, as for every other option
     assert "invalid memory size" in output
+
+
+def test_cli_load_into_the_name_of_an_index_fails_before_work(
+    es: Elasticsearch, new_alias: Callable[[], str]
+) -> None:
+    """An alias cannot take an index's name: the load says so before it reads the month, not
+    after loading it into an index it cannot make live."""
+    name = new_alias()
+    es.indices.create(index=name)
+    try:
+        code, output = _invoke("load", str(PEER_DATA), "--alias", name)
+        assert code == 1
+        assert f"'{name}' is the name of an index, not of an alias" in output
+        assert "documents written" not in output
+        assert set(es.indices.get(index=f"{name}*").body) == {name}  # no release index made
+    finally:
+        es.indices.delete(index=name)
 
 
 def test_cli_load_elasticsearch_unreachable_fails_cleanly() -> None:
