@@ -487,6 +487,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
                 "release is left as it was"
             )
         unmatched = staging.unmatched_registrations()
+        repeated = staging.repeated_roots()
         clock.lap("stage")
         meta: dict[str, str] = {"release_month": options.month} if options.month else {}
         if reference_date:
@@ -541,6 +542,8 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         bad_rows.close()
     if report.duplicates:
         bad_rows.by_reason["duplicate CNPJ (one of the rows was kept)"] += report.duplicates
+    if repeated:
+        bad_rows.by_reason["repeated company root (one of the rows was kept)"] += repeated
     report.bad_rows = bad_rows.total
     report.bad_rows_by_reason = dict(bad_rows.by_reason)
     report.bad_rows_sample = bad_rows.sample

@@ -108,7 +108,15 @@ class Joined(msgspec.Struct, array_like=True, gc=False):
 
 
 _JOIN = """
-WITH partners AS (
+WITH companies AS (
+    -- one row per root (`Staging.repeated_roots` counts the others): a root given twice
+    -- would join each of its establishments twice
+    SELECT cnpj_basico, max(payload) AS payload
+    FROM empresas WHERE bucket = $bucket GROUP BY cnpj_basico
+), opted AS (
+    SELECT cnpj_basico, max(payload) AS payload
+    FROM simples WHERE bucket = $bucket GROUP BY cnpj_basico
+), partners AS (
     SELECT cnpj_basico, '[' || string_agg(payload, ',' ORDER BY seq) || ']' AS socios
     FROM socios WHERE bucket = $bucket GROUP BY cnpj_basico
 ), registrations AS (
@@ -124,8 +132,8 @@ SELECT '[' || e.payload || ',' || coalesce(c.payload, 'null') || ','
        || coalesce(s.payload, 'null') || ',' || coalesce(p.socios, '[]') || ','
        || coalesce(r.inscricoes, '[]') || ',' || coalesce(t.regimes, '[]') || ']'
 FROM (SELECT * FROM estabelecimentos WHERE bucket = $bucket) e
-LEFT JOIN (SELECT * FROM empresas WHERE bucket = $bucket) c USING (cnpj_basico)
-LEFT JOIN (SELECT * FROM simples WHERE bucket = $bucket) s USING (cnpj_basico)
+LEFT JOIN companies c USING (cnpj_basico)
+LEFT JOIN opted s USING (cnpj_basico)
 LEFT JOIN partners p USING (cnpj_basico)
 LEFT JOIN registrations r ON r.cnpj = e.cnpj
 LEFT JOIN regimes t USING (cnpj_basico)
@@ -215,6 +223,15 @@ class Staging:
         row = self.con.execute(
             "SELECT count(*) FROM inscricoes i ANTI JOIN estabelecimentos e "
             "ON i.bucket = e.bucket AND i.cnpj = e.cnpj"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def repeated_roots(self) -> int:
+        """Company and Simples rows whose root an earlier row of the same kind gave: one row
+        of each root is joined (the greatest, so a reload keeps the same one)."""
+        row = self.con.execute(
+            "SELECT (SELECT count(*) - count(DISTINCT cnpj_basico) FROM empresas) "
+            "+ (SELECT count(*) - count(DISTINCT cnpj_basico) FROM simples)"
         ).fetchone()
         return int(row[0]) if row else 0
 

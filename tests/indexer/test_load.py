@@ -194,6 +194,29 @@ def test_load_duplicate_cnpj_counted_one_document_kept(
     assert kept in {"SERPRO DUPLICADA", "REGIONAL BRASILIA-DF"}
 
 
+def test_a_repeated_company_root_joins_once_and_is_counted(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias, tmp_path: Path
+) -> None:
+    """A company (or Simples) row given again for its root is counted as a bad row, and each
+    establishment is joined with one of them: not once per copy (a root given k times with k
+    establishments would make k * k rows)."""
+    release = tmp_path / "repeated"
+    shutil.copytree(PEER_DATA, release)
+    copies = [f'"33683111";"SERPRO COPIA {n}";"2011";"16";"1,00";"05";""' for n in (1, 2)]
+    (release / "Empresas2.csv").write_text("\n".join(copies) + "\n", encoding="latin-1")
+    (release / "Simples2.csv").write_text(
+        '"33683111";"N";"20140101";"20150101";"N";"00000000";"00000000"\n', encoding="latin-1"
+    )
+    report = load(release, alias := new_alias())
+    assert report.live
+    assert (report.establishments, report.documents_written, report.duplicates) == (1, 1, 0)
+    assert report.bad_rows_by_reason == {"repeated company root (one of the rows was kept)": 3}
+    # the greatest row is kept, so a reload of the same files keeps the same one
+    assert _found(es, alias, SERPRO)["razao_social"] == (
+        "SERVICO FEDERAL DE PROCESSAMENTO DE DADOS (SERPRO)"
+    )
+
+
 def test_published_release_is_merged_into_one_segment(
     es: Elasticsearch, new_alias: NewAlias
 ) -> None:
