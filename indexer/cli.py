@@ -8,6 +8,7 @@ import json
 import multiprocessing
 import re
 import signal
+import threading
 import zipfile
 import zlib
 from pathlib import Path
@@ -25,7 +26,7 @@ from app.domain.catalog import catalog_name
 from app.lib.elastic import nodes
 from app.settings import get_settings
 from indexer import download as fetching
-from indexer import elastic, records
+from indexer import elastic, records, runtime
 from indexer import update as updating
 from indexer import warm as warming
 from indexer.cli_output import (
@@ -115,13 +116,31 @@ RecordsDir = Annotated[
 ]
 
 
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM: the load's reader and builder processes stop at once (none writes again into
-    the index about to be deleted), then the load unwinds as on Ctrl-C. They are killed, not
-    sent SIGTERM in turn: a handler a library installed in them (a coverage tool saving its
-    data) could block them, and what they were writing belongs to the release the load deletes."""
+_stopped_by: list[int] = []
+"""The signal that stopped the load, once one did: an error raised while the load unwinds
+(DuckDB turns the interruption of a query into its own `Query interrupted`) is that signal's
+exit, not a failure of its own."""
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """SIGTERM or Ctrl-C (SIGINT): the load's reader and builder processes stop at once (none
+    writes again into the index and record store about to be deleted; they never receive
+    SIGINT themselves, see `indexer.runtime.deaf_to_ctrl_c`), then the load unwinds, deletes
+    what it wrote and exits with 128 + the signal's number. They are killed, not sent SIGTERM
+    in turn: a handler a library installed in them (a coverage tool saving its data) could
+    block them, and what they were writing belongs to the release the load deletes. Their
+    pool's manager thread is let finish first: it fails their pending work, which it cannot do
+    once the unwinding has cancelled it (a traceback of its own). While workers are starting
+    the signal is held, and comes again once they have (`indexer.runtime.hold`)."""
+    if runtime.hold(signum):
+        return
+    _stopped_by.append(signum)
     for child in multiprocessing.active_children():
         child.kill()
+        child.join(5)
+    for thread in threading.enumerate():
+        if type(thread).__name__ == "_ExecutorManagerThread":
+            thread.join(5)
     raise SystemExit(128 + signum)
 
 
@@ -184,15 +203,28 @@ def load(
         records_dir=records_dir if records else None,
     )
     es = elastic.connect(url)
-    # SIGTERM (a service manager stopping the load) ends it like Ctrl-C: the unfinished index
-    # is deleted and the live release stays as it was.
-    signal.signal(signal.SIGTERM, _terminated)
+    # Ctrl-C and SIGTERM (a service manager stopping the load) end it at once: the unfinished
+    # index and record store are deleted and the live release stays as it was.
+    _stopped_by.clear()
+    handlers = {kind: signal.signal(kind, _stopped) for kind in (signal.SIGINT, signal.SIGTERM)}
     try:
         with failing("load"), bar() as progress_bar:
             if workdir is not None:
                 workdir.mkdir(parents=True, exist_ok=True)
-            result = run(path, es, options, BarProgress(progress_bar))
+            try:
+                result = run(path, es, options, BarProgress(progress_bar))
+            except Exception:
+                if _stopped_by:
+                    raise SystemExit(128 + _stopped_by[0]) from None
+                raise
+    except SystemExit:
+        if _stopped_by:
+            name = signal.Signals(_stopped_by[0]).name
+            say(f"load stopped ({name}): what it wrote was deleted, the live release is as it was")
+        raise
     finally:
+        for kind, handler in handlers.items():  # as they were (a caller's own, in tests)
+            signal.signal(kind, signal.SIG_DFL if handler is None else handler)
         es.close()
     print_report(result)
     if report:

@@ -30,7 +30,7 @@ from indexer import catalog, elastic, produce, records
 from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
-from indexer.runtime import relax_gc
+from indexer.runtime import deaf_to_ctrl_c, relax_gc
 from indexer.sources import REFERENCE_KINDS, Ignored, Kind, Recognised, scan
 from indexer.staging import Staging, megabytes
 
@@ -238,7 +238,9 @@ def _read_main(
     latest = ""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=readers, mp_context=context, initializer=relax_gc) as pool:
-        for result in pool.map(read_file, jobs):
+        with deaf_to_ctrl_c():  # `map` starts the readers
+            results = pool.map(read_file, jobs)
+        for result in results:
             latest = max(latest, result.latest)
             job = result.job
             staging.add(job.kind, job.staged, result.rows)
@@ -276,7 +278,9 @@ def _index(staging: Staging, setup: produce.Setup, workers: int) -> Iterator[pro
         initializer=produce.start_process,
         initargs=(setup,),
     ) as pool:
-        yield from pool.map(produce.index_bucket, buckets)
+        with deaf_to_ctrl_c():  # `map` starts the builders
+            results = pool.map(produce.index_bucket, buckets)
+        yield from results
 
 
 def _tally(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import signal
+from collections.abc import Iterator
 
 GEN0_THRESHOLD = 50_000
 
@@ -19,6 +22,39 @@ def relax_gc() -> None:
     """
     _freeze()
     gc.set_threshold(GEN0_THRESHOLD, 20, 100)
+
+
+_held: list[int] = []
+"""Signals that came while worker processes were starting (`deaf_to_ctrl_c`)."""
+_starting: list[bool] = []
+
+
+def hold(signum: int) -> bool:
+    """Whether the signal must wait (worker processes are starting: one could be half started,
+    out of reach of a clean-up); it is raised again once they have started."""
+    if _starting:
+        _held.append(signum)
+    return bool(_starting)
+
+
+@contextlib.contextmanager
+def deaf_to_ctrl_c() -> Iterator[None]:
+    """Worker processes started inside never receive SIGINT: they inherit the signal mask of
+    the thread that starts them, with SIGINT blocked. A terminal's Ctrl-C signals the whole
+    process group; the load's own process takes it and kills its workers (`indexer.cli`), so
+    none prints a traceback of its own or writes after the load cleaned up. The load's process
+    is not deaf meanwhile: a signal that comes while the workers start (another of its
+    threads can take it) is held (`hold`) and raised again once they have started."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    _starting.append(True)
+    try:
+        yield
+    finally:
+        _starting.pop()
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if _held and not _starting:
+            signal.raise_signal(_held.pop(0))
+            _held.clear()
 
 
 def collect_between_units() -> None:

@@ -1,7 +1,8 @@
 """A load that does not reach its end: killed with the whole machine's abruptness (SIGKILL to
 its process group) it leaves the live release untouched and the next load of the alias deletes
 what it left; stopped with SIGTERM while its builders write it deletes its own index before it
-exits, and no builder writes (re-creating it) afterwards. One load of an alias at a time."""
+exits, and no builder writes (re-creating it) afterwards; a terminal's Ctrl-C (SIGINT to the
+whole process group) does the same with one line of output. One load of an alias at a time."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 from elasticsearch import Elasticsearch
@@ -35,11 +37,13 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _start_load(alias: str, release: Path, workdir: Path) -> subprocess.Popen[bytes]:
+def _start_load(
+    alias: str, release: Path, workdir: Path, output: int | IO[bytes] = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [str(INDEXER), "load", str(release), "--alias", alias,
          "--records-dir", str(workdir / "registros"), "--bad-rows", str(workdir / "bad.csv")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
 
 
@@ -105,6 +109,41 @@ def test_load_terminated_deletes_its_own_index(
     assert not es.indices.exists(index=index)
     assert elastic.unfinished(es, alias) == []
     assert elastic.alias_targets(es, alias) == [live]
+
+
+@pytest.mark.parametrize("moment", ["builders starting", "builders writing"])
+def test_ctrl_c_stops_the_load_cleanly(
+    load: Loader,
+    new_alias: Callable[[], str],
+    es: Elasticsearch,
+    month: Path,
+    tmp_path: Path,
+    moment: str,
+) -> None:
+    """Ctrl-C at a terminal reaches the load and every reader and builder process: the load
+    says in one line that it stopped, no process prints a traceback, none is left running, and
+    neither the index nor the record store it was writing stays behind."""
+    alias = new_alias()
+    load(SAMPLE, alias)
+    [live] = elastic.alias_targets(es, alias)
+    log = tmp_path / "load.log"
+    with log.open("wb") as output, _start_load(alias, month, tmp_path, output) as process:
+        index = _wait_unfinished(es, alias, process)
+        if moment == "builders writing":
+            _wait_writing(es, index, process)
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=60) == 128 + signal.SIGINT
+    time.sleep(2)  # no builder left to write after it exits
+    text = log.read_text()
+    assert "load stopped (SIGINT)" in text
+    assert "Traceback" not in text, text
+    assert "Error" not in text, text
+    left = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True)
+    assert left.stdout == ""
+    assert not es.indices.exists(index=index)
+    assert elastic.unfinished(es, alias) == []
+    assert elastic.alias_targets(es, alias) == [live]
+    assert [path.name for path in (tmp_path / "registros").iterdir()] == []
 
 
 def test_second_load_of_an_alias_refused_while_one_runs(tmp_path: Path) -> None:
