@@ -425,8 +425,9 @@ def _month_folder(path: Path, item: Recognised) -> str | None:
 def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
     truncated zip: it may hold any part of the month), a file named as a part of the month whose
-    rows do not fit it, or a folder without establishments fails the load before any work, and
-    the live release stays as it was."""
+    rows do not fit it, or a folder without establishments or without companies fails the load
+    before any work, and the live release stays as it was. (A single file given alone is loaded
+    as it is.)"""
     unreadable = [item for item in ignored if item.reason.startswith("unreadable")]
     if unreadable:
         names = ", ".join(f"{item.source.name} ({item.reason})" for item in unreadable[:3])
@@ -451,6 +452,11 @@ def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignor
         raise elastic.LoadError(
             f"{path}: no establishments file (Estabelecimentos*.zip) among "
             f"{len(recognised) + len(ignored)} file(s); the live release is left as it was"
+        )
+    if path.is_dir() and not any(item.kind is Kind.EMPRESAS for item in recognised):
+        raise elastic.LoadError(
+            f"{path}: no companies file (Empresas*.zip): every record would lack its company "
+            "(razão social, capital, porte); the live release is left as it was"
         )
 
 

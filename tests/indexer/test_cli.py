@@ -103,8 +103,8 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     es: Elasticsearch, new_alias: Callable[[], str], tmp_path: Path
 ) -> None:
     """A release goes live whole or not at all: the live one stays when the folder is empty,
-    holds no establishments file, has one that yields no row, or has a file that cannot be
-    read."""
+    holds no establishments or no companies file, has one that yields no row, or has a file that
+    cannot be read."""
     alias = new_alias()
     assert _invoke("load", str(PEER_DATA), "--alias", alias)[0] == 0
     live = set(es.indices.get_alias(name=alias).body)
@@ -130,6 +130,9 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     regime = _release(tmp_path, "regime")  # a tax-regime file whose header changed
     with zipfile.ZipFile(regime / "Lucro Real.zip", "w") as archive:
         archive.writestr("Lucro Real.csv", "ano;cnpj;cnpj_da_scp;forma_de_tributacao;qtde\n")
+    no_companies = _release(tmp_path, "no-companies")  # establishments without their companies
+    for part in no_companies.glob("Empresas*.zip"):
+        part.unlink()
     months = tmp_path / "months"  # a folder of months, pointed at instead of one of them
     for month in ("2025-11", "2025-12"):
         shutil.copytree(PEER_DATA, months / month)
@@ -143,6 +146,7 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (empty_part, "Socios1.csv (named like socios but empty)"),
         (regime, "Lucro Real.zip:Lucro Real.csv (named like regimes but its first line"),
         (months, "it holds 2 months (2025-11, 2025-12)"),
+        (no_companies, "no companies file (Empresas*.zip)"),
     ]
     for folder, said in cases:
         code, output = _invoke("load", str(folder), "--alias", alias)
