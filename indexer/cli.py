@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import multiprocessing
@@ -11,6 +12,7 @@ import signal
 import threading
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -144,6 +146,31 @@ def _stopped(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+@contextlib.contextmanager
+def _stoppable(what: str) -> Iterator[None]:
+    """Ctrl-C and SIGTERM (a service manager) end the command at once (`_stopped`): the
+    unfinished index and record store are deleted, the live release stays as it was, and one
+    line says so."""
+    _stopped_by.clear()
+    handlers = {kind: signal.signal(kind, _stopped) for kind in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            yield
+        except Exception:
+            if _stopped_by:
+                raise SystemExit(128 + _stopped_by[0]) from None
+            raise
+    except SystemExit:
+        if _stopped_by:
+            name = signal.Signals(_stopped_by[0]).name
+            say(f"{what} stopped ({name}): what it was loading was deleted, the live release is "
+                "as it was")  # fmt: skip
+        raise
+    finally:
+        for kind, handler in handlers.items():  # as they were (a caller's own, in tests)
+            signal.signal(kind, signal.SIG_DFL if handler is None else handler)
+
+
 @app.command()
 def load(
     path: Annotated[Path, typer.Argument(exists=True, help="Release folder, zip or CSV.")],
@@ -203,28 +230,12 @@ def load(
         records_dir=records_dir if records else None,
     )
     es = elastic.connect(url)
-    # Ctrl-C and SIGTERM (a service manager stopping the load) end it at once: the unfinished
-    # index and record store are deleted and the live release stays as it was.
-    _stopped_by.clear()
-    handlers = {kind: signal.signal(kind, _stopped) for kind in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with failing("load"), bar() as progress_bar:
+        with failing("load"), bar() as progress_bar, _stoppable("load"):
             if workdir is not None:
                 workdir.mkdir(parents=True, exist_ok=True)
-            try:
-                result = run(path, es, options, BarProgress(progress_bar))
-            except Exception:
-                if _stopped_by:
-                    raise SystemExit(128 + _stopped_by[0]) from None
-                raise
-    except SystemExit:
-        if _stopped_by:
-            name = signal.Signals(_stopped_by[0]).name
-            say(f"load stopped ({name}): what it wrote was deleted, the live release is as it was")
-        raise
+            result = run(path, es, options, BarProgress(progress_bar))
     finally:
-        for kind, handler in handlers.items():  # as they were (a caller's own, in tests)
-            signal.signal(kind, signal.SIG_DFL if handler is None else handler)
         es.close()
     print_report(result)
     if report:
@@ -399,7 +410,7 @@ def update(
         records_dir=records_dir, shards=shards, replicas=replicas,
     )  # fmt: skip
     try:
-        with transfer_bar() as progress_bar:
+        with transfer_bar() as progress_bar, _stoppable("update"):
             result = updating.update(
                 es, directory, options, base=source, regimes=regimes, keep=keep,
                 parallel=parallel, on_download=Transfer(progress_bar),

@@ -21,6 +21,7 @@ from elasticsearch import Elasticsearch
 from indexer import elastic
 from indexer.load import alias_lock
 from tests.conftest import ROOT, SAMPLE, Loader
+from tests.indexer.receita_server import ReceitaServer
 
 INDEXER = ROOT / ".venv" / "bin" / "indexer"
 
@@ -142,6 +143,37 @@ def test_ctrl_c_stops_the_load_cleanly(
     assert left.stdout == ""
     assert not es.indices.exists(index=index)
     assert elastic.unfinished(es, alias) == []
+    assert elastic.alias_targets(es, alias) == [live]
+    assert [path.name for path in (tmp_path / "registros").iterdir()] == []
+
+
+def test_ctrl_c_stops_an_update_s_load_cleanly(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, month: Path, tmp_path: Path
+) -> None:
+    """`update` loads the month it downloaded the same way, and stops the same way."""
+    alias = new_alias()
+    load(SAMPLE, alias)
+    [live] = elastic.alias_targets(es, alias)
+    server = ReceitaServer({"2026-10": {path.name: path.read_bytes() for path in month.iterdir()}})
+    log = tmp_path / "update.log"
+    try:
+        with log.open("wb") as output, subprocess.Popen(
+            [str(INDEXER), "update", str(tmp_path / "downloads"), "--source", server.url,
+             "--regimes-source", "", "--alias", alias,
+             "--records-dir", str(tmp_path / "registros")],
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        ) as process:  # fmt: skip
+            index = _wait_unfinished(es, alias, process)
+            _wait_writing(es, index, process)
+            os.killpg(process.pid, signal.SIGINT)
+            assert process.wait(timeout=60) == 128 + signal.SIGINT
+    finally:
+        server.stop()
+    time.sleep(2)
+    text = log.read_text()
+    assert "update stopped (SIGINT)" in text
+    assert "Traceback" not in text, text
+    assert not es.indices.exists(index=index)
     assert elastic.alias_targets(es, alias) == [live]
     assert [path.name for path in (tmp_path / "registros").iterdir()] == []
 
