@@ -134,17 +134,33 @@ def test_ctrl_c_stops_the_load_cleanly(
             _wait_writing(es, index, process)
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=60) == 128 + signal.SIGINT
-    time.sleep(2)  # no builder left to write after it exits
-    text = log.read_text()
-    assert "load stopped (SIGINT)" in text
-    assert "Traceback" not in text, text
-    assert "Error" not in text, text
+    _assert_stopped_cleanly(
+        es, alias, live, index, process, log.read_text(), "load", tmp_path / "registros"
+    )
+
+
+def _assert_stopped_cleanly(
+    es: Elasticsearch,
+    alias: str,
+    live: str,
+    index: str,
+    process: subprocess.Popen[bytes],
+    output: str,
+    command: str,
+    records: Path,
+) -> None:
+    """One line of output and no traceback; no process of the command left; neither the index
+    it was writing nor a record store left; the alias serving the release it served."""
+    time.sleep(2)  # no builder left to write after the command exits
+    assert f"{command} stopped (SIGINT)" in output
+    assert "Traceback" not in output, output
+    assert "Error" not in output, output
     left = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True)
     assert left.stdout == ""
     assert not es.indices.exists(index=index)
     assert elastic.unfinished(es, alias) == []
     assert elastic.alias_targets(es, alias) == [live]
-    assert [path.name for path in (tmp_path / "registros").iterdir()] == []
+    assert [path.name for path in records.iterdir()] == []
 
 
 def test_ctrl_c_stops_an_update_s_load_cleanly(
@@ -169,13 +185,9 @@ def test_ctrl_c_stops_an_update_s_load_cleanly(
             assert process.wait(timeout=60) == 128 + signal.SIGINT
     finally:
         server.stop()
-    time.sleep(2)
-    text = log.read_text()
-    assert "update stopped (SIGINT)" in text
-    assert "Traceback" not in text, text
-    assert not es.indices.exists(index=index)
-    assert elastic.alias_targets(es, alias) == [live]
-    assert [path.name for path in (tmp_path / "registros").iterdir()] == []
+    _assert_stopped_cleanly(
+        es, alias, live, index, process, log.read_text(), "update", tmp_path / "registros"
+    )
 
 
 def test_second_load_of_an_alias_refused_while_one_runs(tmp_path: Path) -> None:
