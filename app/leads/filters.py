@@ -63,7 +63,8 @@ Segmento = Annotated[
         pattern=free_text(required=True),
         description=(
             "Um segmento do vocabulário (service://docs), uma categoria de "
-            "/v1/seek/cidades/categorias ou palavras da atividade."
+            "/v1/seek/cidades/categorias ou palavras da atividade; estados citados "
+            '("restaurantes no Paraná") valem como uf quando uf não é informado.'
         ),
         examples=["restaurantes", "padarias", "clinicas odontologicas"],
     ),
@@ -311,6 +312,10 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         portes = portes or (",".join(read.portes) if read.portes else None)
     if filtros.segmento is not None:
         segments.append(await _segment(backends, filtros.segmento))
+        # "restaurantes em SP": the states named in a segment apply as in an objective (the
+        # uf field, when given, wins), not the whole country
+        states = objective.read(filtros.segmento).ufs
+        ufs = ufs or (",".join(states) if states else None)
     if filtros.cnae is not None:
         codes_ = _codes(filtros.cnae, "cnae")
         segments.append(SegmentoLido(segmento=None, nome="CNAE", cnaes=codes_, origem="cnae"))

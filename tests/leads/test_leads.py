@@ -189,6 +189,22 @@ def test_objective_in_words(leads_server: Server, paid_key: Issued) -> None:
     assert plan["total"] == len(matching) > 0
 
 
+def test_states_named_in_a_segment_apply_unless_uf_is_given(
+    leads_server: Server, paid_key: Issued
+) -> None:
+    plan = ok(get(leads_server, paid_key, "/v1/leads/plano", segmento="restaurantes no Paraná"))
+    assert plan["argumentos"]["uf"] == "PR"
+    assert [segment["segmento"] for segment in plan["segmentos"]] == ["restaurantes"]
+    codes = plan["filtros_aplicados"]["cnaes"]
+    matching = [lead for lead in LEADS if lead.active and lead.uf == "PR"
+                and any(lead.cnae.startswith(c) or (lead.secondary and lead.secondary.startswith(c))
+                        for c in codes)]  # fmt: skip
+    assert plan["total"] == len(matching) > 0
+    given = ok(get(leads_server, paid_key, "/v1/leads/plano", segmento="restaurantes no Paraná",
+                   uf="SP"))  # fmt: skip
+    assert given["argumentos"]["uf"] == "SP"
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
