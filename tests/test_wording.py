@@ -86,6 +86,18 @@ def test_missing_and_unknown_fields_are_named() -> None:
     assert unknown.value.details == {"campo": "zz"}
 
 
+def test_a_long_field_name_is_said_back_cut() -> None:
+    """An unknown name can be as long as the body: it is said back in 64 characters."""
+    name = "z" * 20_000
+    with pytest.raises(BadRequestError) as unknown:
+        convert({name: 1}, Form)
+    assert unknown.value.message == f"Campo desconhecido: {'z' * 64}…."
+    assert unknown.value.details == {"campo": f"{'z' * 64}…"}
+    with pytest.raises(BadRequestError) as nested:
+        convert({"itens": [{"cnpj": "1", name: 2}]}, Nested)
+    assert len(nested.value.message) < 120
+
+
 class Listing(msgspec.Struct, forbid_unknown_fields=True):
     itens: list[Required]
 

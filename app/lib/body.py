@@ -17,7 +17,7 @@ from litestar import Request
 from litestar.types import Empty
 
 from app.errors import BadRequestError, UnsupportedMediaError
-from app.lib.wording import invalid, named_field
+from app.lib.wording import invalid, named_field, shown
 
 T = TypeVar("T")
 MAX_DEPTH_MESSAGE = "Corpo JSON aninhado demais."
@@ -100,7 +100,7 @@ def field_of(error: msgspec.ValidationError) -> str | None:
     text = str(error)
     if named := named_field(text):
         return named.campo
-    return text.rsplit("$.", 1)[-1].strip("`") if "$." in text else None
+    return shown(text.rsplit("$.", 1)[-1].strip("`")) if "$." in text else None
 
 
 def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:

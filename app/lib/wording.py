@@ -109,13 +109,23 @@ class NamedField(NamedTuple):
     desconhecido: bool
 
 
+SHOWN = 64
+"""Characters of a caller's field name said back (an unknown name can be kilobytes long)."""
+
+
+def shown(name: str) -> str:
+    """A field name as said back: cut past `SHOWN` characters."""
+    return name if len(name) <= SHOWN else f"{name[:SHOWN]}…"
+
+
 def named_field(text: str) -> NamedField | None:
-    """The field a `msgspec.ValidationError`'s text says is missing or unknown, if it says so."""
+    """The field a `msgspec.ValidationError`'s text says is missing or unknown, if it says so
+    (its name cut to `SHOWN` characters)."""
     found = _NAMED.fullmatch(text)
     if found is None:
         return None
     campo = f"{found['at']}.{found['campo']}" if found["at"] else found["campo"]
-    return NamedField(campo, found["kind"] == "contains unknown")
+    return NamedField(shown(campo), found["kind"] == "contains unknown")
 
 
 def invalid(text: str) -> str:
@@ -126,4 +136,6 @@ def invalid(text: str) -> str:
         return f"{said}: {named.campo}."
     at = _AT.search(text)
     reason = _reason(text[: at.start()] if at else text)
-    return f"Valor inválido em {at['campo']}: {reason}." if at else f"Valor inválido: {reason}."
+    return (
+        f"Valor inválido em {shown(at['campo'])}: {reason}." if at else f"Valor inválido: {reason}."
+    )

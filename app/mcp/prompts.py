@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.lib.wording import CONTROL, CONTROL_REASON
+from app.lib.wording import CONTROL, CONTROL_REASON, shown
 from app.mcp.protocol import INVALID_PARAMS, RpcError
 
 MAX_ARGUMENT = 500
@@ -47,7 +47,8 @@ class Prompt:
         known = {a.name for a in self.arguments}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise RpcError(INVALID_PARAMS, f"Argumento desconhecido: {', '.join(unknown)}.",
+            names = ", ".join(shown(name) for name in unknown[:5])
+            raise RpcError(INVALID_PARAMS, f"Argumento desconhecido: {names}.",
                           data={"aceitos": sorted(known)})  # fmt: skip
         for name, value in values.items():
             if not isinstance(value, str):

@@ -176,6 +176,11 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         200,
         protocol.INVALID_PARAMS,
     )
+    long_names = {"z" * 20_000: "1", "y" * 20_000: "1"}  # said back cut, not whole
+    cut = _error(rpc(anonymous, "prompts/get", {"name": "validar_fornecedor", "arguments":
+                                                 {"cnpj": "1", **long_names}}),
+                 200, protocol.INVALID_PARAMS)  # fmt: skip
+    assert cut["error"]["message"] == f"Argumento desconhecido: {'y' * 64}…, {'z' * 64}…."
     _error(rpc(anonymous, "tools/list", {"cursor": "x"}), 200, protocol.INVALID_PARAMS)
     for name, arguments, said in (
         ("gerar_leads_b2b", {"objetivo": "   "}, "obrigatório: objetivo"),  # blank is missing
