@@ -10,6 +10,7 @@ is no event stream and no session to end."""
 
 from __future__ import annotations
 
+import re
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,14 +42,20 @@ def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
     return frozenset(name for name in names if name)
 
 
-def _host_name(value: str) -> str:
-    """The host of a `Host` or `Origin` header; empty (no allowed host) when it does not parse,
-    as `[::1` does not."""
-    try:
-        parsed = urlsplit(value if "//" in value else f"//{value}")
-        return (parsed.hostname or "").lower()
-    except ValueError:
-        return ""
+_AUTHORITY = r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::[0-9]{1,5})?"
+_HOST = re.compile(_AUTHORITY)
+"""A `Host` header: a host and an optional port, nothing else (no user, path or backslash)."""
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://" + _AUTHORITY)
+"""An `Origin` header as browsers send it: scheme, host and optional port (RFC 6454, 6.1)."""
+
+
+def _host_name(value: str, form: re.Pattern[str] = _HOST) -> str:
+    """The host of a `Host` (or, with `_ORIGIN`, an `Origin`) header, lower case and without
+    an IPv6 address's brackets; empty (no allowed host) when the value has another shape:
+    `evil.com@localhost` or `http://evil.com\\@localhost` name `localhost` to one parser and
+    `evil.com` to another, and `[::1` does not parse."""
+    found = form.fullmatch(value)
+    return found["host"].strip("[]").lower() if found else ""
 
 
 def _answer(
@@ -89,10 +96,12 @@ def _check_headers(request: Request[Any, Any, Any], hosts: frozenset[str]) -> No
         raise RpcError(
             INVALID_REQUEST, "Host não permitido.", status=HTTPStatus.MISDIRECTED_REQUEST
         )
-    if any(_host_name(origin) not in hosts for origin in headers.getall("origin", [])):
+    if any(_host_name(origin, _ORIGIN) not in hosts for origin in headers.getall("origin", [])):
         raise RpcError(INVALID_REQUEST, "Origin não permitida.", status=HTTPStatus.FORBIDDEN)
-    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != _JSON:
+    content_types = headers.getall("content-type", [])
+    if not content_types or any(
+        value.split(";")[0].strip().lower() != _JSON for value in content_types
+    ):
         raise RpcError(
             INVALID_REQUEST, "Content-Type deve ser application/json.",
             status=HTTPStatus.UNSUPPORTED_MEDIA_TYPE,

@@ -287,8 +287,24 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
     for host in ("exa mple.com", "localhost/x"):
         _error(anonymous.post("/mcp", json=ping, headers={"Host": host}), 400,
                protocol.INVALID_REQUEST)  # fmt: skip
+    # Values one parser reads as a local host and another as a foreign one are refused.
+    _error(anonymous.post("/mcp", json=ping, headers={"Host": "evil.example.com@localhost"}),
+           421, protocol.INVALID_REQUEST)  # fmt: skip
+    for origin in (
+        "http://evil.example.com\\@localhost",
+        "http://evil.example.com@localhost",
+        "localhost",
+        "http://localhost/x",
+    ):
+        _error(anonymous.post("/mcp", json=ping, headers={"Origin": origin}), 403,
+               protocol.INVALID_REQUEST)  # fmt: skip
+    _error(anonymous.post("/mcp", json=ping, headers=[("Content-Type", "application/json"),
+                                                       ("Content-Type", "text/plain")]),
+           415, protocol.INVALID_REQUEST)  # fmt: skip
     local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
     assert local.status_code == 200
+    for allowed in ("http://localhost", "http://[::1]:8000"):
+        assert anonymous.post("/mcp", json=ping, headers={"Origin": allowed}).status_code == 200
     # A header given twice: every value is checked, not only the first.
     host = httpx.URL(mcp_server.url).netloc.decode()
     status, body = _raw_post(mcp_server.url, f"Host: {host}\r\nHost: evil.example.com\r\n")
