@@ -202,6 +202,8 @@ async def relacionadas(backends: Backends, entrada: BuscaRelacionadas) -> Relaci
     else:
         alvo = _from_value(entrada.kind, entrada.value)
     if alvo.clause is None:
+        if entrada.cursor:  # no page of nothing has a next one: the cursor is another's
+            raise paging.invalid_cursor(entrada.cursor)
         return Relacionadas(
             kind=entrada.kind, origem=number.cnpj, procurados=[], data=[], total=0,
             next_cursor=None,

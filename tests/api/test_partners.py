@@ -205,3 +205,26 @@ def test_related_by_part_of_a_name_or_a_phone_lists_what_is_shared_once(
     assert by_phone.status_code == 200
     shared = {item["cnpj"]: item["em_comum"] for item in by_phone.json()["data"]}
     assert shared == {RELATED: [PHONE], NAMESAKE: [PHONE]}
+
+
+def test_related_with_nothing_to_search_refuses_a_cursor(partners_api: httpx.Client) -> None:
+    """A company without the values asked for has an empty page and no next one: a cursor
+    given with it is another search's, refused as any foreign cursor is."""
+    params = {"kind": "socio", "value": "de cesero", "limit": 1}
+    cursor = partners_api.get("/v1/relacionadas", params=params).json()["next_cursor"]
+    empty = [
+        {"kind": kind, "value": number}
+        for kind in ("socio", "telefone", "email", "endereco")
+        for number in (SERPRO, RELATED, NAMESAKE)
+        if not partners_api.get("/v1/relacionadas", params={"kind": kind, "value": number}).json()[
+            "procurados"
+        ]
+    ]
+    assert empty, "a company of the release without one of the kinds of value"
+    for asked in empty:
+        refused = partners_api.get("/v1/relacionadas", params={**asked, "cursor": cursor})
+        assert refused.status_code == 400, (asked, refused.text)
+        assert refused.json()["details"]["campo"] == "cursor"
+        assert partners_api.get("/v1/relacionadas", params={**asked, "cursor": ""}).json() == (
+            partners_api.get("/v1/relacionadas", params=asked).json()
+        )  # an empty cursor is the first page
