@@ -192,6 +192,15 @@ def _message(value: Any) -> Message:
             status=400,
             request_id=request_id,
         )
+    if message.method is not None and (
+        message.result is not msgspec.UNSET or message.error is not msgspec.UNSET
+    ):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: method com result ou error: uma mensagem é requisição ou resposta.",
+            status=400,
+            request_id=request_id,
+        )
     if message.method is not None and not message.is_notification and message.id is None:
         raise RpcError(
             INVALID_REQUEST,

@@ -130,6 +130,9 @@ def test_errors_by_code_and_status(anonymous: httpx.Client, keyed: httpx.Client)
         assert refused["error"]["message"] == "arguments deve ser um objeto."
     neither = {"jsonrpc": "2.0", "id": 8}  # neither a request nor a response
     assert _error(anonymous.post("/mcp", json=neither), 400, protocol.INVALID_REQUEST)["id"] == 8
+    for part in ({"result": 1}, {"error": {"code": 1, "message": "x"}}):  # both at once
+        both = {"jsonrpc": "2.0", "id": 10, "method": "ping", **part}
+        assert _error(anonymous.post("/mcp", json=both), 400, protocol.INVALID_REQUEST)["id"] == 10
     answer = anonymous.post("/mcp", json={"jsonrpc": "2.0", "id": 9, "result": {}})
     assert answer.status_code == 202  # a response to the server: nothing to answer
     assert (
