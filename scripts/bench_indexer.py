@@ -9,8 +9,9 @@ DuckDB runs inside them) and of Elasticsearch, and the CPU time each side used. 
 memory is printed three ways: RSS summed over the processes (a shared library's pages counted
 once per process), their own memory (RssAnon: heap and stacks) and PSS (each shared page split
 among the processes that map it: what the whole load holds).
-Elasticsearch must be running (scripts/services.sh up). The indices it creates are dropped at
-the end unless --keep is given.
+Elasticsearch must be running (scripts/services.sh up). Every release of the alias
+`bench-<size>` is deleted before its load (so each run starts alike), and the indices it creates
+are dropped at the end unless --keep is given.
 """
 
 from __future__ import annotations
