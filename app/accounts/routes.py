@@ -3,7 +3,7 @@ creation by an administrator (`/v1/admin/contas`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Request, delete, get, post, put
@@ -168,7 +168,8 @@ class NovaConta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nome: Text
     email: Email
     telefone: Phone = ""
-    plano: str = "starter"
+    plano: Annotated[str, msgspec.Meta(pattern="^[a-z0-9][a-z0-9_-]{0,39}$")] = "starter"
+    """A plan's name (`planos.nome`): refused before the database when it cannot be one."""
     papel: str = "usuario"
     rotulo: Label = "principal"
     """Label of the account's first key."""

@@ -18,7 +18,7 @@ from app.domain.text import digits, is_code, normalize
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
-from app.lib.wording import free_text, invalid, named_field
+from app.lib.wording import CONTROL, CONTROL_REASON, free_text, invalid, named_field
 from app.search.categories import categories, category_clause
 
 DEFAULT_LIMIT = 20
@@ -240,6 +240,8 @@ def _convert(data: dict[str, Any], strict: bool, accepted: tuple[str, ...] = FIE
 def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
     """The codes of a comma-separated list of names or codes of `table` (at most as many
     values as it has codes); a 400 naming `field` for an empty list or an unknown value."""
+    if CONTROL.search(raw):  # "ativa\x00" would read as ativa, and be kept as given
+        raise bad(field, f"{field}: {CONTROL_REASON}.", raw)
     values = [item for item in raw.split(",") if item.strip()]
     most = len(set(table.values()))
     if not values or len(values) > most:

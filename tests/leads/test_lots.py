@@ -126,6 +126,15 @@ def test_lot_needs_lgpd_confirmation_paid_plan_and_allowance(
                    {**FILTERS, field: text, "quantidade": 10, **LGPD})  # fmt: skip
         assert nul.status_code == 400, nul.text  # PostgreSQL's JSON takes no NUL: it was a 500
         assert nul.json()["details"]["campo"] == field
+    for field, text in (("uf", "SP\x00"), ("situacao", "ativa\x00"), ("porte", "me\t")):
+        listed = post(leads_server, paid_key, "/v1/me/lotes",
+                      {**FILTERS, field: text, "quantidade": 10, **LGPD})  # fmt: skip
+        assert listed.status_code == 400, listed.text  # read as the value without it: a 500
+        assert listed.json()["details"]["campo"] == field
+        counted = get(
+            leads_server, paid_key, "/v1/leads/contagem", cnae=RESTAURANT, **{field: text}
+        )
+        assert counted.status_code == 400, counted.text
 
 
 def test_allowance_is_taken_atomically(leads_server: Server, make_key: MakeKey) -> None:
