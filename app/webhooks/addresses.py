@@ -180,9 +180,12 @@ def host_of(name: str) -> str:
             f"webhook_url: nome de domínio inválido: {name[:100]}.", {"campo": "webhook_url"}
         ) from None
     try:
-        return ipaddress.ip_address(ascii_name).compressed
+        address = ipaddress.ip_address(ascii_name)
     except ValueError:
         pass
+    else:  # an IPv4-mapped IPv6 address is its IPv4 address ([::ffff:1.1.1.1] is 1.1.1.1)
+        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        return (mapped or address).compressed
     if _NUMBER.fullmatch(ascii_name.rstrip(".").rsplit(".", 1)[-1]):  # no top-level name is one
         raise _ambiguous()
     return ascii_name

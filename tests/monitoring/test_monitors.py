@@ -174,6 +174,16 @@ def test_monitor_cap_by_plan_and_duplicate(
     assert address.status_code == 201, address.text
     assert address.json()["monitor"]["webhook_url"] == "https://[2606:2800:220:1::1]/x"
     assert same.status_code == 409
+    with server.client(headers=make_key().headers) as client:  # IPv4, and mapped into IPv6
+        mapped = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[::ffff:93.184.216.34]/y"}
+        )
+        plain = client.post(
+            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34/y"}
+        )
+    assert mapped.status_code == 201, mapped.text
+    assert mapped.json()["monitor"]["webhook_url"] == "https://93.184.216.34/y"
+    assert plain.status_code == 409
     with psycopg.connect(database) as conn:
         caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
     assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
