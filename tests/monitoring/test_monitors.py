@@ -164,26 +164,18 @@ def test_monitor_cap_by_plan_and_duplicate(
     assert first.status_code == 201, first.text
     assert first.json()["monitor"]["webhook_url"] == url  # the fragment is never sent
     assert again.status_code == 409
-    with server.client(headers=make_key().headers) as client:  # an address, a name: one form
-        address = client.post(
-            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2606:2800:0220:1::1]/x"}
-        )
-        same = client.post(
-            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[2606:2800:220:1:0::1]/x"}
-        )
-    assert address.status_code == 201, address.text
-    assert address.json()["monitor"]["webhook_url"] == "https://[2606:2800:220:1::1]/x"
-    assert same.status_code == 409
-    with server.client(headers=make_key().headers) as client:  # IPv4, and mapped into IPv6
-        mapped = client.post(
-            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://[::ffff:93.184.216.34]/y"}
-        )
-        plain = client.post(
-            BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": "https://93.184.216.34/y"}
-        )
-    assert mapped.status_code == 201, mapped.text
-    assert mapped.json()["monitor"]["webhook_url"] == "https://93.184.216.34/y"
-    assert plain.status_code == 409
+    spellings = [  # an address in its one form; IPv4 mapped into IPv6 is the IPv4 address
+        ("https://[2606:2800:0220:1::1]/x", "https://[2606:2800:220:1:0::1]/x",
+         "https://[2606:2800:220:1::1]/x"),
+        ("https://[::ffff:93.184.216.34]/y", "https://93.184.216.34/y", "https://93.184.216.34/y"),
+    ]  # fmt: skip
+    for written, again_written, stored in spellings:
+        with server.client(headers=make_key().headers) as client:
+            address = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": written})
+            same = client.post(BASE, json={"cnpj": SAMPLE_CNPJ, "webhook_url": again_written})
+        assert address.status_code == 201, address.text
+        assert address.json()["monitor"]["webhook_url"] == stored
+        assert same.status_code == 409
     with psycopg.connect(database) as conn:
         caps = dict(conn.execute("SELECT nome, monitores_max FROM planos").fetchall())
     assert (caps["starter"], caps["basic"], caps["pro"], caps["business"], caps["enterprise"]) == (
