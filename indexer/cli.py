@@ -134,7 +134,7 @@ def _stopped(signum: int, frame: object) -> None:
     pool's manager thread is let finish first: it fails their pending work, which it cannot do
     once the unwinding has cancelled it (a traceback of its own). While workers are starting
     the signal is held, and comes again once they have (`indexer.runtime.hold`)."""
-    if runtime.hold(signum):
+    if runtime.hold(signum) or _stopped_by:  # a second one must not cut the clean-up short
         return
     _stopped_by.append(signum)
     for child in multiprocessing.active_children():
@@ -152,6 +152,7 @@ def _stoppable(what: str) -> Iterator[None]:
     unfinished index and record store are deleted, the live release stays as it was, and one
     line says so."""
     _stopped_by.clear()
+    runtime.forget_held()
     handlers = {kind: signal.signal(kind, _stopped) for kind in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
@@ -163,8 +164,8 @@ def _stoppable(what: str) -> Iterator[None]:
     except SystemExit:
         if _stopped_by:
             name = signal.Signals(_stopped_by[0]).name
-            say(f"{what} stopped ({name}): what it was loading was deleted, the live release is "
-                "as it was")  # fmt: skip
+            say(f"{what} stopped ({name}); nothing unfinished was made live: the alias serves "
+                "the last release that went live")  # fmt: skip
         raise
     finally:
         for kind, handler in handlers.items():  # as they were (a caller's own, in tests)

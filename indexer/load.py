@@ -480,6 +480,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
     staging = Staging(workdir, options.memory_limit, options.threads, options.bucket_rows)
     index = ""
+    report: LoadReport | None = None
     try:
         progress.reading(len(recognised))
         references = [item for item in recognised if item.kind in REFERENCE_KINDS]
@@ -542,7 +543,9 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         clock.lap("publish")
         report.phases, report.phases_cpu = clock.wall, clock.cpu
     except BaseException:
-        if index:
+        # Once the alias points at it, the release is live: stopped after that (recording it
+        # for the monitors), it stays, and the alias with it.
+        if index and not (report is not None and report.live):
             elastic.delete_release(es, index)
             if options.records_dir is not None:
                 records.delete(options.records_dir, index)
@@ -550,6 +553,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     finally:
         staging.close()
         bad_rows.close()
+    assert report is not None  # made before any step that can end the try without raising
     if report.duplicates:
         bad_rows.by_reason["duplicate CNPJ (one of the rows was kept)"] += report.duplicates
     if repeated:

@@ -50,11 +50,17 @@ def deaf_to_ctrl_c() -> Iterator[None]:
     try:
         yield
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # first: a handler may raise
         _starting.pop()
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         if _held and not _starting:
-            signal.raise_signal(_held.pop(0))
-            _held.clear()
+            signum = _held[0]
+            forget_held()
+            signal.raise_signal(signum)
+
+
+def forget_held() -> None:
+    """Drop the signals held (a command starting afresh in the same process)."""
+    _held.clear()
 
 
 def collect_between_units() -> None:

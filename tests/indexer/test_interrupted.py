@@ -6,6 +6,7 @@ whole process group) does the same with one line of output. One load of an alias
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from indexer import elastic
+from indexer import load as loading
 from indexer.load import alias_lock
 from tests.conftest import ROOT, SAMPLE, Loader
 from tests.indexer.receita_server import ReceitaServer
@@ -133,6 +135,9 @@ def test_ctrl_c_stops_the_load_cleanly(
         if moment == "builders writing":
             _wait_writing(es, index, process)
         os.killpg(process.pid, signal.SIGINT)
+        time.sleep(0.1)  # pressed twice: the second must not cut the clean-up short
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=60) == 128 + signal.SIGINT
     _assert_stopped_cleanly(
         es, alias, live, index, process, log.read_text(), "load", tmp_path / "registros"
@@ -188,6 +193,30 @@ def test_ctrl_c_stops_an_update_s_load_cleanly(
     _assert_stopped_cleanly(
         es, alias, live, index, process, log.read_text(), "update", tmp_path / "registros"
     )
+
+
+def test_a_stop_after_the_swap_keeps_the_release_it_made_live(
+    load: Loader,
+    new_alias: Callable[[], str],
+    es: Elasticsearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stopped while the release is recorded for the monitors (after the alias swap), the load
+    keeps the release it made live: deleting it would leave the alias with none."""
+
+    def interrupted(database: str, alias: str, index: str) -> str | None:
+        raise KeyboardInterrupt
+
+    alias = new_alias()
+    load(SAMPLE, alias)
+    monkeypatch.setattr(loading, "record_release", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        load(SAMPLE, alias)
+    [live] = elastic.alias_targets(es, alias)
+    assert elastic.count(es, alias) > 0
+    assert elastic.unfinished(es, alias) == []
+    assert len(elastic.list_indices(es, alias)) == 2
+    assert live == elastic.list_indices(es, alias)[0].name  # the newest
 
 
 def test_second_load_of_an_alias_refused_while_one_runs(tmp_path: Path) -> None:
