@@ -31,6 +31,7 @@ from app.auth.gate import Gate
 from app.auth.guards import identity, require_admin
 from app.errors import BadRequestError, ConflictError
 from app.lib.documented import CONFLICT
+from app.lib.wording import free_text
 from app.settings import Settings
 
 START_PER_MINUTE = 3
@@ -168,8 +169,11 @@ class NovaConta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nome: Text
     email: Email
     telefone: Phone = ""
-    plano: Annotated[str, msgspec.Meta(pattern="^[a-z0-9][a-z0-9_-]{0,39}$")] = "starter"
-    """A plan's name (`planos.nome`): refused before the database when it cannot be one."""
+    plano: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=100, pattern=free_text(required=True))
+    ] = "starter"
+    """A plan's name (`planos.nome`, any text an operator gave it): control characters and
+    over-long names are refused before the database."""
     papel: str = "usuario"
     rotulo: Label = "principal"
     """Label of the account's first key."""

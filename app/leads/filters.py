@@ -312,9 +312,9 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         portes = portes or (",".join(read.portes) if read.portes else None)
     if filtros.segmento is not None:
         segments.append(await _segment(backends, filtros.segmento))
-        # "restaurantes em SP": the states named in a segment apply as in an objective (the
-        # uf field, when given, wins), not the whole country
-        states = objective.read(filtros.segmento).ufs
+        # "restaurantes em SP": the states named in a segment apply as in an objective, not
+        # the whole country; a place given (uf or cidade) wins
+        states = objective.read(filtros.segmento).ufs if filtros.cidade is None else []
         ufs = ufs or (",".join(states) if states else None)
     if filtros.cnae is not None:
         codes_ = _codes(filtros.cnae, "cnae")

@@ -42,11 +42,12 @@ def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
     return frozenset(name for name in names if name)
 
 
-_AUTHORITY = r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::[0-9]{1,5})?"
+_AUTHORITY = r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::[0-9]{0,5})?"
 _HOST = re.compile(_AUTHORITY)
 """A `Host` header: a host and an optional port, nothing else (no user, path or backslash)."""
-_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://" + _AUTHORITY)
-"""An `Origin` header as browsers send it: scheme, host and optional port (RFC 6454, 6.1)."""
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://" + _AUTHORITY + "/?")
+"""An `Origin` header as browsers send it: scheme, host and optional port (RFC 6454, 6.1); a
+trailing slash, which some other clients add, is taken."""
 
 
 def _host_name(value: str, form: re.Pattern[str] = _HOST) -> str:

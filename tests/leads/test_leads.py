@@ -203,6 +203,9 @@ def test_states_named_in_a_segment_apply_unless_uf_is_given(
     given = ok(get(leads_server, paid_key, "/v1/leads/plano", segmento="restaurantes no Paraná",
                    uf="SP"))  # fmt: skip
     assert given["argumentos"]["uf"] == "SP"
+    city = ok(get(leads_server, paid_key, "/v1/leads/plano", segmento="restaurantes no Paraná",
+                  cidade="Curitiba"))  # fmt: skip
+    assert "uf" not in city["argumentos"]  # a place given wins over the segment's words
 
 
 @pytest.mark.parametrize(

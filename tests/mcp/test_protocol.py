@@ -298,6 +298,7 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
         "http://evil.example.com@localhost",
         "localhost",
         "http://localhost/x",
+        "http://localhost//",
     ):
         _error(anonymous.post("/mcp", json=ping, headers={"Origin": origin}), 403,
                protocol.INVALID_REQUEST)  # fmt: skip
@@ -306,7 +307,7 @@ def test_headers_checked_before_the_message(anonymous: httpx.Client, mcp_server:
            415, protocol.INVALID_REQUEST)  # fmt: skip
     local = anonymous.post("/mcp", json=ping, headers={"Origin": mcp_server.url})
     assert local.status_code == 200
-    for allowed in ("http://localhost", "http://[::1]:8000"):
+    for allowed in ("http://localhost", "http://[::1]:8000", "http://localhost:8000/"):
         assert anonymous.post("/mcp", json=ping, headers={"Origin": allowed}).status_code == 200
     # A header given twice: every value is checked, not only the first.
     host = httpx.URL(mcp_server.url).netloc.decode()
