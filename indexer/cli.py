@@ -148,9 +148,9 @@ def _stopped(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def _stoppable(what: str) -> Iterator[None]:
-    """Ctrl-C and SIGTERM (a service manager) end the command at once (`_stopped`): the
-    unfinished index and record store are deleted, the live release stays as it was, and one
-    line says so."""
+    """Ctrl-C and SIGTERM (a service manager) end the command at once (`_stopped`): an
+    unfinished index and its record store are deleted, the alias keeps the last release that
+    went live, and one line says so."""
     _stopped_by.clear()
     runtime.forget_held()
     handlers = {kind: signal.signal(kind, _stopped) for kind in (signal.SIGINT, signal.SIGTERM)}

@@ -64,7 +64,7 @@ Segmento = Annotated[
         description=(
             "Um segmento do vocabulário (service://docs), uma categoria de "
             "/v1/seek/cidades/categorias ou palavras da atividade; estados citados "
-            '("restaurantes no Paraná") valem como uf quando uf não é informado.'
+            '("restaurantes no Paraná") valem como uf quando nem uf nem cidade é informado.'
         ),
         examples=["restaurantes", "padarias", "clinicas odontologicas"],
     ),
