@@ -192,7 +192,11 @@ def internal_error_handler(
         request.scope["path"],
         exc_info=error,
     )
-    return error_response(500, "Erro interno inesperado; ele foi registrado e será analisado.")
+    return error_response(500, INTERNAL_MESSAGE)
+
+
+INTERNAL_MESSAGE = "Erro interno inesperado; ele foi registrado e será analisado."
+"""What a caller is told of a bug of ours: nothing of the error, which is logged."""
 
 
 INDEX_UNAVAILABLE = "O índice de empresas não está disponível no momento."

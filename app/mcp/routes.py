@@ -10,6 +10,7 @@ is no event stream and no session to end."""
 
 from __future__ import annotations
 
+import logging
 import re
 from http import HTTPStatus
 from typing import Any
@@ -24,14 +25,21 @@ from litestar.exceptions import HTTPException
 from app.auth.access import NO_TOKEN, Access
 from app.auth.middleware import access, record_call
 from app.context import Backends
-from app.errors import AppError, elastic_failure, framework_message
+from app.errors import INTERNAL_MESSAGE, AppError, elastic_failure, framework_message
 from app.mcp import protocol, resources, server
-from app.mcp.protocol import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
+from app.mcp.protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+)
 
 PATHS = ["/mcp", "/api/mcp"]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _JSON = "application/json"
 _rendered = resources.Rendered()
+log = logging.getLogger(__name__)
 
 
 def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
@@ -199,6 +207,10 @@ async def mcp_post(
     except (RpcError, AppError, ApiError, TransportError) as error:
         failure = _as_rpc(error)
         return _failure(request_id if request_id is not None else failure.request_id, failure)
+    except Exception as error:
+        return _failure(
+            request_id, _internal(request, error, status=HTTPStatus.INTERNAL_SERVER_ERROR)
+        )
     return _answer(protocol.result(request_id, result))
 
 
@@ -219,6 +231,19 @@ def _as_rpc(error: RpcError | AppError | ApiError | TransportError) -> RpcError:
     if isinstance(error, AppError):
         return _as_failure(error)
     return server.access_failure(elastic_failure(error))
+
+
+def _internal(
+    request: Request[Any, Any, Any], error: Exception, status: int = HTTPStatus.OK
+) -> RpcError:
+    """A bug of ours as JSON-RPC's internal error (-32603), never the REST error body: logged
+    with its traceback, and nothing of it told to the caller. Alone, the message travels with
+    HTTP 500; in a batch, the other messages are answered as usual under HTTP 200."""
+    log.error(
+        "unhandled %s on %s %s", type(error).__name__, request.method, request.scope["path"],
+        exc_info=error,
+    )  # fmt: skip
+    return RpcError(INTERNAL_ERROR, INTERNAL_MESSAGE, status=status)
 
 
 async def _batch(
@@ -252,6 +277,10 @@ async def _batch(
             failure = _as_rpc(error)
             headers.update(failure.headers)
             replies.append(protocol.failed(request_id, failure))
+        except Exception as error:
+            if own.state is not None:
+                own.state.status = HTTPStatus.INTERNAL_SERVER_ERROR
+            replies.append(protocol.failed(request_id, _internal(request, error)))
         else:
             replies.append(protocol.succeeded(request_id, value))
         finally:
