@@ -196,6 +196,8 @@ class ListaLotes(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class PaginaLotes(msgspec.Struct, kw_only=True):
     data: list[Lote]
+    total: int
+    """The account's lots, on every page."""
     next_cursor: str | None
 
 
@@ -416,8 +418,11 @@ async def listar(backends: Backends, conta: Identity, entrada: ListaLotes) -> Pa
         rows = await repository.listing(conn, conta.conta_id, before, entrada.limit + 1)
         page, next_cursor = backends.cursors.next_by_id(rows, entrada.limit, "lotes", request)
         webhooks = await repository.webhook_states(conn, [row.id for row in page])
+        total = await repository.count(conn, conta.conta_id)
     return PaginaLotes(
-        data=[_public(backends, row, webhooks) for row in page], next_cursor=next_cursor
+        data=[_public(backends, row, webhooks) for row in page],
+        total=total,
+        next_cursor=next_cursor,
     )
 
 

@@ -137,6 +137,12 @@ async def listing(
     return await cursor.fetchall()
 
 
+async def count(conn: AsyncConnection, conta_id: int) -> int:
+    cursor = await conn.execute("SELECT count(*) FROM lotes WHERE conta_id = %s", (conta_id,))
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def start(conn: AsyncConnection, lote_id: int) -> Lote | None:
     """Marks a pending (or interrupted) lot as being made; None when it is finished."""
     cursor = conn.cursor(row_factory=class_row(Lote))

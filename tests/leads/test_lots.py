@@ -254,12 +254,20 @@ def test_lot_file_is_its_owners_only_and_expires(
     stranger = make_key("teste-leads")
     assert download(leads_server, stranger, lote["id"]).status_code == 404
     assert get(leads_server, stranger, f"/v1/me/lotes/{lote['id']}").status_code == 404
-    assert lote["id"] not in [
-        item["id"] for item in ok(get(leads_server, stranger, "/v1/me/lotes"))["data"]
-    ]
+    theirs = ok(get(leads_server, stranger, "/v1/me/lotes"))
+    assert lote["id"] not in [item["id"] for item in theirs["data"]]
+    assert theirs["total"] == len(theirs["data"])
     listed = ok(get(leads_server, paid_key, "/v1/me/lotes", limit=1))
     assert listed["data"][0]["id"] >= lote["id"]
     assert listed["next_cursor"]
+    ids, page = [], listed
+    while True:  # the total is the account's lots, the same on every page
+        ids += [item["id"] for item in page["data"]]
+        assert page["total"] == listed["total"]
+        if not page["next_cursor"]:
+            break
+        page = ok(get(leads_server, paid_key, "/v1/me/lotes", limit=1, cursor=page["next_cursor"]))
+    assert listed["total"] == len(set(ids)) >= 2
     with psycopg.connect(database) as conn:
         conn.execute("UPDATE lotes SET expira_em = now() - interval '1 second' WHERE id = %s",
                      (lote["id"],))  # fmt: skip
