@@ -97,7 +97,8 @@ async def delivery_log(
     summary="Deliver an event again",
     description=(
         "A finished event (delivered, failed, cancelled) delivered again: the same "
-        "`webhook-id`, a fresh round of retries. 202; 409 while the event is still on its way; "
+        "`webhook-id`, a fresh round of retries. 202 with the event, `pendente` again, and the "
+        "attempts made before; 409 while the event is still on its way; "
         "400 while the monitor is paused."
     ),
     status_code=202,
@@ -108,8 +109,8 @@ async def resend_event(
     request: Request[Any, Any, Any],
     entrega_id: FromPath[uuid.UUID],
     backends: NamedDependency[Backends],
-) -> None:
-    await service.resend(backends, identity(request).conta_id, entrega_id)
+) -> service.Reenvio:
+    return await service.resend(backends, identity(request).conta_id, entrega_id)
 
 
 @get(_paths("/{monitor_id:int}"), summary="One monitor", tags=TAGS)

@@ -146,6 +146,18 @@ class Teste(msgspec.Struct, kw_only=True):
     erro: str | None
 
 
+class Reenvio(msgspec.Struct, kw_only=True):
+    """An event sent again: on its way once more, its next attempts in the delivery log."""
+
+    entrega_id: str
+    monitor_id: int | None
+    evento: str
+    estado: str
+    """`pendente`: the worker delivers it with a fresh round of retries."""
+    tentativas_anteriores: int
+    """Attempts made before this round; the log numbers the next one after them."""
+
+
 MonitorId = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 """A monitor's id: a PostgreSQL bigint."""
 
@@ -607,7 +619,7 @@ async def test(backends: Backends, conta_id: int, monitor_id: int) -> Teste:
     )
 
 
-async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> None:
+async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> Reenvio:
     """Delivers a finished event again (delivered, failed or cancelled; the same `webhook-id`),
     with a fresh round of retries. An event still on its way is 409: its retries go on."""
     async with backends.pool.connection() as conn, conn.transaction():
@@ -623,6 +635,13 @@ async def resend(backends: Backends, conta_id: int, entrega_id: uuid.UUID) -> No
         await defer_deliveries(
             conn, backends, [NovaEntrega(entrega_id, pendente.monitor_id, "", {})]
         )
+    return Reenvio(
+        entrega_id=str(entrega_id),
+        monitor_id=pendente.monitor_id,
+        evento=pendente.tipo,
+        estado="pendente",
+        tentativas_anteriores=pendente.tentativas,
+    )
 
 
 async def attempts(

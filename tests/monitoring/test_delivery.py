@@ -129,7 +129,15 @@ def test_persistent_failure_pauses_monitor_then_resend_delivers(
         path = f"{BASE}/logs/{checked['entrega_id']}/reenviar"
         assert client.post(path).status_code == 400  # paused: resume first
         client.patch(f"{BASE}/{monitor['id']}", json={"estado": "ativo"})
-        assert client.post(path).status_code == 202
+        resent = client.post(path)
+        assert resent.status_code == 202
+        assert resent.json() == {
+            "entrega_id": checked["entrega_id"],
+            "monitor_id": monitor["id"],
+            "evento": "empresa.alterada",
+            "estado": "pendente",
+            "tentativas_anteriores": 4,
+        }
         receiver.wait("quebrado", 5)
         assert client.post(path).status_code == 409  # on its way: one round at a time
     got = receiver.wait("quebrado", 5)
@@ -139,7 +147,8 @@ def test_persistent_failure_pauses_monitor_then_resend_delivers(
     assert delivered[0]["tentativa"] == 5  # the numbering goes on across rounds
     assert delivered[0]["entrega_estado"] == "entregue"
     with server.client(headers=key.headers) as client:
-        assert client.post(path).status_code == 202  # a delivered event can be sent again
+        sent_again = client.post(path)  # a delivered event can be sent again
+        assert (sent_again.status_code, sent_again.json()["tentativas_anteriores"]) == (202, 5)
     again = receiver.wait("quebrado", 6)
     assert again[-1].headers["webhook-id"] == checked["entrega_id"]
 
