@@ -207,6 +207,8 @@ async def mcp_post(
     except (RpcError, AppError, ApiError, TransportError) as error:
         failure = _as_rpc(error)
         return _failure(request_id if request_id is not None else failure.request_id, failure)
+    except HTTPException:  # refused by the framework (a body over the cap): `refused` answers
+        raise
     except Exception as error:
         return _failure(
             request_id, _internal(request, error, status=HTTPStatus.INTERNAL_SERVER_ERROR)
@@ -277,6 +279,8 @@ async def _batch(
             failure = _as_rpc(error)
             headers.update(failure.headers)
             replies.append(protocol.failed(request_id, failure))
+        except HTTPException:
+            raise
         except Exception as error:
             if own.state is not None:
                 own.state.status = HTTPStatus.INTERNAL_SERVER_ERROR
