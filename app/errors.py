@@ -185,6 +185,12 @@ def _validation(extra: Any) -> tuple[str, Any]:
 def internal_error_handler(
     request: Request[Any, Any, Any], error: Exception
 ) -> Response[ErrorBody]:
+    log_unhandled(request, error)
+    return error_response(500, INTERNAL_MESSAGE)
+
+
+def log_unhandled(request: Request[Any, Any, Any], error: Exception) -> None:
+    """A bug of ours, logged with its traceback, whatever face answers it."""
     log.error(
         "unhandled %s on %s %s",
         type(error).__name__,
@@ -192,7 +198,6 @@ def internal_error_handler(
         request.scope["path"],
         exc_info=error,
     )
-    return error_response(500, INTERNAL_MESSAGE)
 
 
 INTERNAL_MESSAGE = "Erro interno inesperado; ele foi registrado e será analisado."

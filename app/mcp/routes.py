@@ -10,7 +10,6 @@ is no event stream and no session to end."""
 
 from __future__ import annotations
 
-import logging
 import re
 from http import HTTPStatus
 from typing import Any
@@ -25,7 +24,13 @@ from litestar.exceptions import HTTPException
 from app.auth.access import NO_TOKEN, Access
 from app.auth.middleware import access, record_call
 from app.context import Backends
-from app.errors import INTERNAL_MESSAGE, AppError, elastic_failure, framework_message
+from app.errors import (
+    INTERNAL_MESSAGE,
+    AppError,
+    elastic_failure,
+    framework_message,
+    log_unhandled,
+)
 from app.mcp import protocol, resources, server
 from app.mcp.protocol import (
     INTERNAL_ERROR,
@@ -39,7 +44,6 @@ PATHS = ["/mcp", "/api/mcp"]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _JSON = "application/json"
 _rendered = resources.Rendered()
-log = logging.getLogger(__name__)
 
 
 def allowed_hosts(public_url: str, extra: str) -> frozenset[str]:
@@ -241,10 +245,7 @@ def _internal(
     """A bug of ours as JSON-RPC's internal error (-32603), never the REST error body: logged
     with its traceback, and nothing of it told to the caller. Alone, the message travels with
     HTTP 500; in a batch, the other messages are answered as usual under HTTP 200."""
-    log.error(
-        "unhandled %s on %s %s", type(error).__name__, request.method, request.scope["path"],
-        exc_info=error,
-    )  # fmt: skip
+    log_unhandled(request, error)
     return RpcError(INTERNAL_ERROR, INTERNAL_MESSAGE, status=status)
 
 

@@ -12,12 +12,14 @@ from typing import Any
 import msgspec
 import pytest
 from litestar.testing import TestClient
+from procrastinate import PsycopgConnector
 
 from app.core import create_app
 from app.errors import INTERNAL_MESSAGE
 from app.mcp import server
 from app.mcp.protocol import INTERNAL_ERROR
 from app.settings import get_settings
+from app.worker.queue import queue
 
 SECRET = "senha=segredo-interno"
 
@@ -34,14 +36,19 @@ def broken_ping(monkeypatch: pytest.MonkeyPatch, agent_alias: str) -> Iterator[T
 
     monkeypatch.setattr(server, "dispatch", broken)
     settings = msgspec.structs.replace(get_settings(), index_alias=agent_alias)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    # The job queue is the module's one app: its connector keeps the pool it was opened with,
+    # closed by the lifespan's end, so this process's own is a connector of its own.
+    with (
+        queue.replace_connector(PsycopgConnector()),
+        TestClient(create_app(settings), base_url="http://127.0.0.1") as client,
+    ):
         yield client
 
 
 def test_a_bug_answers_internal_error_with_the_request_id(
     broken_ping: TestClient[Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="app.mcp.routes"):
+    with caplog.at_level(logging.ERROR, logger="app.errors"):
         response = broken_ping.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "ping"})
     assert response.status_code == 500
     assert response.headers["content-type"] == "application/json"
