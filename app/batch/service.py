@@ -95,17 +95,31 @@ def _refuse_duplicates(items: list[ItemEscrito]) -> None:
         )
 
 
+def _echoed(item: Any) -> Any:
+    """What an item that is not a string is echoed as: a number, `true`, `false` or `null` as
+    it came when its JSON is at most `cnpj.MAX_INPUT` characters; a list, an object or a longer
+    number as `null`, so the answer never grows with what was sent."""
+    if item is None or isinstance(item, bool):
+        return item
+    if isinstance(item, int | float) and len(msgspec.json.encode(item)) <= cnpj.MAX_INPUT:
+        return item
+    return None
+
+
 def check_batch(inputs: list[Any]) -> list[ItemEscrito]:
     """Each input checked (`invalido` with the reason, or the CNPJ to look up), in input order;
     400 when a valid CNPJ comes twice, before anything is counted or looked up."""
     items: list[ItemEscrito] = []
     for raw in inputs:
         if not isinstance(raw, str):
-            items.append(ItemEscrito(entrada=raw, status="invalido", motivo="tipo"))
+            items.append(ItemEscrito(entrada=_echoed(raw), status="invalido", motivo="tipo"))
             continue
         checked = cnpj.check(raw)
         if checked.problem is not None:
-            items.append(ItemEscrito(entrada=raw, status="invalido", motivo=checked.problem.value))
+            entrada = raw[: cnpj.MAX_INPUT]
+            items.append(
+                ItemEscrito(entrada=entrada, status="invalido", motivo=checked.problem.value)
+            )
         else:
             items.append(ItemEscrito(entrada=raw, status="", cnpj=checked.cnpj))
     _refuse_duplicates(items)

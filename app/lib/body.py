@@ -53,6 +53,9 @@ _SYNTAX = {
     "invalid escape character in string": "escape inválido num texto",
     "Number out of range": "número fora do intervalo representável",
     "invalid utf-16 surrogate pair": "par de escapes \\u UTF-16 inválido num texto",
+    "object keys must be strings": "o nome de cada campo deve ser um texto entre aspas",
+    "invalid number": "número inválido (sem zeros à esquerda; dígitos antes e depois do ponto)",
+    "invalid character in unicode escape": "escape \\u inválido num texto (4 hexadecimais)",
 }
 _BYTE = re.compile(r"\(byte (\d+)\)")
 _LONE_HIGH = re.compile(
@@ -104,13 +107,33 @@ def field_of(error: msgspec.ValidationError) -> str | None:
 
 
 def convert(value: Any, kind: type[T], *, strict: bool = True) -> T:
-    """`value` as `kind`, or a 400 naming the unknown or invalid field."""
+    """`value` as `kind`, or a 400 naming the unknown or invalid field. Loosely (`strict=False`,
+    query strings), a value read as null is refused too (`refuse_nulls`)."""
     try:
-        return msgspec.convert(value, kind, strict=strict)
+        converted = msgspec.convert(value, kind, strict=strict)
     except msgspec.ValidationError as error:
         raise BadRequestError(invalid(str(error)), details={"campo": field_of(error)}) from None
     except RecursionError:
         raise BadRequestError(MAX_DEPTH_MESSAGE) from None
+    if not strict and isinstance(value, dict):
+        refuse_nulls(value, converted)
+    return converted
+
+
+def refuse_nulls(given: dict[str, Any], value: Any) -> None:
+    """A 400 naming a query parameter that was given but converted to null: loosely, msgspec
+    reads the text `null` as JSON's null, which would drop a filter (`matriz=null`) without a
+    word."""
+    if not isinstance(value, msgspec.Struct):
+        return
+    names = zip(value.__struct_encode_fields__, value.__struct_fields__, strict=True)
+    for name, attribute in names:
+        if name in given and getattr(value, attribute) is None:
+            raise BadRequestError(
+                f"Valor inválido em {shown(name)}: {shown(str(given[name]))} não é um valor; "
+                "omita o parâmetro.",
+                details={"campo": name},
+            )
 
 
 def single_values(params: dict[str, list[str]]) -> dict[str, str]:

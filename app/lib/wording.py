@@ -61,7 +61,7 @@ _FREE_TEXT = re.compile(
 )
 """The pattern of free text, as msgspec quotes it (its backslashes doubled)."""
 _NAMED = re.compile(
-    r"Object (?P<kind>missing required|contains unknown) field `(?P<campo>[^`]+)`"
+    r"Object (?P<kind>missing required|contains unknown) field `(?P<campo>[^`]*)`"
     r"(?: - at `\$\.?(?P<at>[^`]*)`)?"
 )
 _DATE = re.compile(r"Invalid RFC3339 encoded (?P<tipo>date|datetime|time)")

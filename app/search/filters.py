@@ -211,7 +211,9 @@ def estado(raw: str | None, field: str = "uf") -> str | None:
 
 def from_query(params: dict[str, str]) -> Filtros:
     """Filters from query-string values (strings converted to each field's type)."""
-    return _convert(dict(params), strict=False)
+    filters = _convert(dict(params), strict=False)
+    body.refuse_nulls(params, filters)
+    return filters
 
 
 def from_body(raw: bytes, accepted: tuple[str, ...] = FIELDS) -> Filtros:
@@ -260,6 +262,11 @@ def _ufs(raw: str) -> list[str]:
 
 
 CNAE_CODE = re.compile(r"[0-9\s./\-]+")
+_CEP = re.compile(r"\s*[0-9][0-9.\- ]*\s*")
+"""A CEP or its first digits as people write them (`80010-000`, `80.010`): a letter is refused,
+not dropped (`5353484O`, a letter O for a zero, would search another CEP)."""
+_NATUREZA = re.compile(r"[0-9]{3}[-.]?[0-9]")
+"""A legal nature's code, as Receita prints it (`206-2`) or bare (`2062`)."""
 """A CNAE code as people write it: ASCII digits with optional punctuation (`4711-3/02`); a
 digit of another script is no digit of a code (`digits` would drop it)."""
 
@@ -367,7 +374,7 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
         found.append(_municipio_clause(filters.municipio))
     if filters.cep is not None:
         cep = digits(filters.cep)
-        if not 1 <= len(cep) <= 8 or len(filters.cep) > 16:
+        if not 1 <= len(cep) <= 8 or len(filters.cep) > 16 or not _CEP.fullmatch(filters.cep):
             message = "cep: 8 dígitos, ou os primeiros para buscar pelo prefixo."
             raise bad("cep", message, filters.cep)
         found.append({"term" if len(cep) == 8 else "prefix": {"endereco.cep": cep}})
@@ -382,7 +389,7 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
         found.append({"terms": {"porte.codigo": _codes("porte", filters.porte, _PORTES)}})
     if filters.natureza is not None:
         nature = digits(filters.natureza)
-        if len(nature) != 4 or len(filters.natureza.strip()) > 5:
+        if len(nature) != 4 or not _NATUREZA.fullmatch(filters.natureza.strip()):
             message = "natureza: código de 4 dígitos (2062, 2135...)."
             raise bad("natureza", message, filters.natureza)
         found.append({"term": {"natureza_juridica.codigo": nature}})

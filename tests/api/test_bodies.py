@@ -167,6 +167,14 @@ def test_body_as_json_any_spelling_reaches_the_route(
          "Corpo JSON inválido: o JSON termina antes do fim (corpo vazio ou cortado).", None),
         ("POST", "/v1/cnpj/lote", b'["\\udc00x"]',
          "Corpo JSON inválido: par de escapes \\u UTF-16 inválido num texto (byte 8).", None),
+        ("POST", "/v1/search", b"{1:2}",
+         "Corpo JSON inválido: o nome de cada campo deve ser um texto entre aspas (byte 1).", None),
+        ("POST", "/v1/cnpj/lote", b"[01]", "Corpo JSON inválido: número inválido (sem zeros à "
+         "esquerda; dígitos antes e depois do ponto) (byte 2).", None),
+        ("POST", "/v1/seek", b'["\\u12"]',
+         "Corpo JSON inválido: escape \\u inválido num texto (4 hexadecimais) (byte 7).", None),
+        ("POST", "/v1/cnpj/lote", b'{"cnpjs": ["1"], "": 1}', "Campo desconhecido: .",
+         {"campo": ""}),
     ],
 )  # fmt: skip
 def test_body_refused_by_type_in_the_service_words(

@@ -104,6 +104,28 @@ def test_lookup_and_batch_take_sixty_four_characters_like_validation(api: httpx.
     items = api.post("/v1/cnpj/lote", json=[padded, padded + " "]).json()["data"]
     assert [item["status"] for item in items] == ["nao_encontrado", "invalido"]
     assert items[1]["motivo"] == "tamanho"
+    for path in ("/v1/sintegra/{}", "/v1/similares/{}"):  # every CNPJ route alike
+        refused = api.get(path.format(padded + "GARBAGE"))
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["message"].startswith("CNPJ inválido:")
+        assert refused.json()["details"]["motivo"] == "tamanho"
+
+
+def test_batch_echoes_invalid_items_bounded(api: httpx.Client) -> None:
+    """An invalid item is echoed no longer than validation echoes it: a string cut to 64
+    characters, a short number or literal as sent, a list, an object or a long number as null."""
+    items = ["1" * 500, {"aninhado": ["x"] * 50}, [1, 2], 12345678901234, True, None, 10**80]
+    answered = api.post("/v1/cnpj/lote", json=items).json()["data"]
+    assert [item["entrada"] for item in answered] == [
+        "1" * 64,
+        None,
+        None,
+        12345678901234,
+        True,
+        None,
+        None,
+    ]
+    assert [item["motivo"] for item in answered] == ["tamanho", *["tipo"] * 6]
 
 
 def test_body_cap_exact(api: httpx.Client) -> None:

@@ -167,6 +167,13 @@ def test_seek_com_telefone_false_is_the_complement(api: httpx.Client) -> None:
         ({"municipio": "12345"}, "municipio"),  # digits, but neither a Receita nor an IBGE code
         ({"telefone": "abc30416395xyz"}, "telefone"),
         ({"telefone": "\uff14730416395"}, "telefone"),  # a full-width 4
+        ({"cep": "5353484O"}, "cep"),  # a letter O typed for a zero: not the CEP 53534840
+        ({"cep": "rua 5"}, "cep"),
+        ({"natureza": "x2062"}, "natureza"),
+        ({"matriz": "null"}, "matriz"),  # msgspec reads the text null as no filter at all
+        ({"com_email": "Null"}, "com_email"),
+        ({"capital_min": "null"}, "capital_min"),
+        ({"abertura_ate": "null"}, "abertura_ate"),
     ],
 )
 def test_seek_codes_of_other_digits_or_lengths_refused(
