@@ -4,6 +4,7 @@ record as nested HTML lists."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from litestar import Request
@@ -12,9 +13,11 @@ from markupsafe import Markup, escape
 
 from app.accounts.repository import Perfil
 from app.auth.gate import Gate
+from app.auth.gate import text as storable
 from app.context import Backends
-from app.errors import AppError
+from app.errors import AppError, BadRequestError
 from app.lib.body import single_values
+from app.lib.wording import shown
 from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
 NO_STORE = {
@@ -57,10 +60,29 @@ async def form_of(request: Request[Any, Any, Any], lists: tuple[str, ...] = ()) 
     """The submitted form: each field's text, bounded to `MAX_FIELD` characters, and the fields
     named in `lists` as the list of their values. Any other field given twice is a 400 naming
     it, as on the API and `/busca`, rather than one of its values taken silently."""
-    form = await request.form()
-    given = {key[:100]: [str(item)[:MAX_FIELD] for item in form.getall(key)] for key in form}
+    try:
+        form = await request.form()
+    except (UnicodeError, LookupError) as error:  # a part's bytes not in its (or a known) charset
+        raise BadRequestError(
+            "Formulário ilegível: um campo não está na codificação que declara (use UTF-8)."
+        ) from error
+    given = {key[:100]: [_field(key, item) for item in form.getall(key)] for key in form}
     values: dict[str, Any] = {name: given.pop(name) for name in lists if name in given}
     return {**single_values(given), **values}
+
+
+def _field(name: str, value: Any) -> str:
+    """A form value as text, bounded; a file, or text PostgreSQL and the pages cannot carry (a
+    NUL, a lone surrogate from a UTF-7 part), is a 400 naming its field."""
+    said = storable(shown(name), 100)
+    if not isinstance(value, str):
+        raise BadRequestError(f"O campo {said} não aceita arquivo.", details={"campo": said})
+    if _UNSTORABLE.search(name + value):
+        raise BadRequestError(f"O campo {said} tem um caractere inválido.", details={"campo": said})
+    return value[:MAX_FIELD]
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 async def action(

@@ -177,3 +177,35 @@ def test_an_administrator_is_shown_no_key_form_the_dashboard_refuses(
     assert (confirm.status_code, revoke.status_code) == (403, 403)
     with api_server.client(headers=admin.headers) as client:
         assert client.get("/v1/me/chaves").status_code == 200  # still works
+
+
+def _multipart(token: str, header: str, value: bytes) -> bytes:
+    disposition = b"Content-Disposition: form-data; name="
+    parts = [
+        disposition + b'"_csrf"\r\n\r\n' + token.encode(),
+        disposition + b'"email"' + header.encode() + b"\r\n\r\n" + value,
+    ]
+    return b"".join(b"--XB\r\n" + part + b"\r\n" for part in parts) + b"--XB--\r\n"
+
+
+def test_forms_refuse_text_they_cannot_read_or_store(api_server: Server) -> None:
+    """A part in an unknown charset or not in the one it declares, a file, a lone surrogate (a
+    UTF-7 part) or a NUL: a 400 page saying so, before anything is looked up or stored."""
+    multipart = {"Content-Type": "multipart/form-data; boundary=XB"}
+    with api_server.client(headers={}) as client:
+        token = _token(client, "/painel/entrar")
+        cases = {
+            "ilegível": ("\r\nContent-Type: text/plain; charset=nenhum", b"a@example.com"),
+            "ilegível ": ("", b"\xff@example.com"),
+            "caractere inválido": ("\r\nContent-Type: text/plain; charset=utf-7", b"+2D0-@x.com"),
+            "não aceita arquivo": ('; filename="a.txt"', b"a@example.com"),
+        }
+        for said, (header, value) in cases.items():
+            body = _multipart(token, header, value)
+            refused = client.post("/painel/entrar", content=body, headers=multipart)
+            assert refused.status_code == 400, said
+            assert refused.headers["content-type"].startswith("text/html")
+            assert said.strip() in refused.text
+        nul = client.post("/painel/entrar", data={"_csrf": token, "email": "a\x00@example.com"})
+    assert nul.status_code == 400
+    assert "O campo email tem um caractere inválido" in nul.text
