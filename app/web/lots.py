@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import msgspec
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
@@ -18,8 +17,8 @@ from app.leads import lots
 from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
 from app.leads.service import USO_RESPONSAVEL
+from app.lib.body import convert
 from app.lib.download import download
-from app.lib.wording import invalid
 from app.web.render import NO_STORE, action, page, redirect, text
 from app.web.visit import Visita, require_account
 
@@ -76,20 +75,19 @@ async def create_lot(
     _, form = await action(request, visita, backends, gate)
     filters = lot_filters({key: text(form, key) for key in SEARCH_TO_LOT})
     agreed = text(form, "uso_responsavel") == "true"
-    try:
-        entrada = msgspec.convert(
+    chave = text(form, "chave_idempotencia")
+    try:  # loosely, as a query string: the form's texts to the lot's types, `null` refused
+        entrada = convert(
             {**filters, "quantidade": text(form, "quantidade") or "0",
              "formato": text(form, "formato") or "csv",
              "confirmar_lgpd": agreed, "uso_responsavel": agreed,
-             "chave_idempotencia": text(form, "chave_idempotencia") or None},
+             **({"chave_idempotencia": chave} if chave else {})},
             NovoLote, strict=False,
         )  # fmt: skip
         await lots.criar(backends, visita.identity, entrada)
-    except (AppError, msgspec.ValidationError) as error:
-        message = error.message if isinstance(error, AppError) else invalid(str(error))
-        status = error.status if isinstance(error, AppError) else 400
-        return page(request, visita, "exportar.html", status=status, erro=message, failure=error,
-                    filtros=filters, valores=form, formatos=FORMATS,
+    except AppError as error:
+        return page(request, visita, "exportar.html", status=error.status, erro=error.message,
+                    failure=error, filtros=filters, valores=form, formatos=FORMATS,
                     aviso=USO_RESPONSAVEL)  # fmt: skip
     return redirect(visita, "/painel/lotes")
 

@@ -209,3 +209,18 @@ def test_forms_refuse_text_they_cannot_read_or_store(api_server: Server) -> None
         nul = client.post("/painel/entrar", data={"_csrf": token, "email": "a\x00@example.com"})
     assert nul.status_code == 400
     assert "O campo email tem um caractere inválido" in nul.text
+
+
+def test_export_form_refuses_a_null_filter_rather_than_dropping_it(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """As on the API's query strings, the text `null` in a filter is not read as "no filter"
+    (which would export every company of the other filters)."""
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/lotes")
+        for field in ("matriz", "capital_min", "abertura_de"):
+            form = {"_csrf": token, "quantidade": "10", "uf": "SP", "uso_responsavel": "true"}
+            refused = client.post("/painel/lotes", data={**form, field: "null"})
+            assert refused.status_code == 400, field
+            assert f"Valor inválido em {field}: null não é um valor" in refused.text
