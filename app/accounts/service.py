@@ -27,7 +27,7 @@ from app.errors import (
     NotFoundError,
     TooManyRequestsError,
 )
-from app.lib.wording import END, free_text
+from app.lib.wording import CONTROLS, END, free_text
 from app.ratelimit.limiter import RateLimiter
 from app.settings import Settings
 
@@ -57,10 +57,11 @@ ADMIN_KEYS = (
 )
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=free_text(required=True))]
-_ADDRESS_PART = r"[^@\s\x00-\x1f\x7f,;:<>()\[\]\\\"]+"
-"""A side of an e-mail address: no space, control, nor any character of the address-list
-syntax (`a@b.com,c.com` or `x<a@evil.com>y.com` would be mailed to another address than the
-one stored, since SMTP clients take the recipients from the `To:` header's parsing)."""
+_ADDRESS_PART = rf"[^@\s{CONTROLS},;:<>()\[\]\\\"]+"
+"""A side of an e-mail address: no space, control or bidirectional mark (`CONTROLS`: an address
+that shows in another order than it is stored), nor any character of the address-list syntax
+(`a@b.com,c.com` or `x<a@evil.com>y.com` would be mailed to another address than the one
+stored, since SMTP clients take the recipients from the `To:` header's parsing)."""
 _EMAIL = rf"^{_ADDRESS_PART}@{_ADDRESS_PART}\.\w+"
 Email = Annotated[str, msgspec.Meta(max_length=254, pattern=_EMAIL + END)]
 Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 ()+.-]*" + END)]

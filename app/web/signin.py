@@ -18,7 +18,7 @@ from app.auth.gate import Gate
 from app.context import Backends
 from app.errors import AppError, BadRequestError
 from app.lib.body import field_of
-from app.lib.wording import invalid
+from app.lib.wording import CONTROL, invalid
 from app.web.render import form_of, page, redirect, text
 from app.web.sessions import PRE_COOKIE, SESSION_COOKIE
 from app.web.visit import Visita, check_form, cookie, sessions_of
@@ -64,7 +64,7 @@ async def send_code(
     try:
         await _admit(request, gate, backends.settings.sign_in_limit)
         entrada = msgspec.convert(
-            {"email": email, "nome": nome or email.split("@")[0] or "conta",
+            {"email": email, "nome": nome or _default_name(email),
              "telefone": text(form, "telefone")},
             Inicio,
         )  # fmt: skip
@@ -81,6 +81,12 @@ async def send_code(
                     proximo=proximo, valores=form, digitos=CODE_DIGITS)  # fmt: skip
     return page(request, visita, "codigo.html", email=service.normal_email(email),
                 proximo=proximo, digitos=CODE_DIGITS)  # fmt: skip
+
+
+def _default_name(email: str) -> str:
+    """An account's name when the form leaves it empty: the address's local part, without what
+    a name cannot hold, so a bad address is refused as the address, not as the name."""
+    return CONTROL.sub("", email.split("@")[0])[:200].strip() or "conta"
 
 
 @post("/painel/codigo", status_code=200)

@@ -113,7 +113,7 @@ def test_code_mail_carries_no_text_the_requester_typed(server: Server, inbox: In
 @pytest.mark.parametrize(
     "email",
     ["dono@empresa.com,outro.com", "x<alvo@fora.com>y.com", "a@b.com;c@d.com", "a b@c.com",
-     '"a@b"@c.com', "a@[127.0.0.1].com", "a@b.com\n"],
+     '"a@b"@c.com', "a@[127.0.0.1].com", "a@b.com\n", "moc.arof\u202e@alvo.com"],
 )  # fmt: skip
 def test_bootstrap_refuses_addresses_a_mailer_would_read_as_another(
     server: Server, inbox: Inbox, email: str

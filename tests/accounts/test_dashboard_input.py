@@ -224,3 +224,16 @@ def test_export_form_refuses_a_null_filter_rather_than_dropping_it(
             refused = client.post("/painel/lotes", data={**form, field: "null"})
             assert refused.status_code == 400, field
             assert f"Valor inválido em {field}: null não é um valor" in refused.text
+
+
+def test_sign_in_refuses_an_address_that_shows_in_another_order_as_the_address(
+    api_server: Server,
+) -> None:
+    """A bidirectional mark in the address is the address's fault, even when the form's name
+    is left empty and the name would be taken from the address."""
+    with api_server.client(headers={}) as client:
+        token = _token(client, "/painel/entrar")
+        form = {"_csrf": token, "email": "moc.arof\u202e@alvo.com", "nome": ""}
+        refused = client.post("/painel/entrar", data=form)
+    assert refused.status_code == 400
+    assert "Confira o e-mail informado." in refused.text
