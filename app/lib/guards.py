@@ -9,14 +9,17 @@ from litestar.handlers.base import BaseRouteHandler
 
 from app.auth.access import ELSEWHERE, STRAY_QUERY
 from app.errors import BadRequestError, UnauthorizedError
+from app.lib.body import single_values
 
 
 async def reject_unknown_query(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
     """400 naming the query parameters a route does not take (declared in its `opt["query"]`),
-    so a typo in a filter is an error instead of being silently ignored. A coroutine: Litestar
-    runs a plain function guard in a worker thread, a hop on every request."""
+    so a typo in a filter is an error instead of being silently ignored, and those given more
+    than once, rather than one of their values taken silently (on every route and page, the
+    API's and the dashboard's alike). A coroutine: Litestar runs a plain function guard in a
+    worker thread, a hop on every request."""
     allowed: frozenset[str] = frozenset(handler.opt.get("query", ()))
     given = set(connection.query_params)
     if {name.lower() for name in given} & STRAY_QUERY:
@@ -29,6 +32,8 @@ async def reject_unknown_query(
             f"Parâmetro(s) desconhecido(s): {', '.join(shown)}{more}.",
             details={"desconhecidos": shown, "aceitos": sorted(allowed)},
         )
+    if given:
+        single_values(connection.query_params.dict())
 
 
 MAX_SHOWN = 10

@@ -237,3 +237,21 @@ def test_sign_in_refuses_an_address_that_shows_in_another_order_as_the_address(
         refused = client.post("/painel/entrar", data=form)
     assert refused.status_code == 400
     assert "Confira o e-mail informado." in refused.text
+
+
+def test_pages_refuse_a_parameter_given_twice(api_server: Server, make_key: MakeKey) -> None:
+    """Every page, as every API route: a parameter given twice is a 400 naming it, not one of
+    its values taken silently (the first one, by the framework's reading)."""
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key(papel="admin").conta_id)}
+    twice = {
+        "/painel/entrar": "proximo", "/busca/cnaes": "cnae", "/busca/cidades": "uf",
+        "/painel/lotes/novo": "uf", "/painel/lotes": "cursor", "/painel/monitores": "cnpj",
+        "/painel/chaves": "revogada", "/painel/admin/contas": "pagina",
+        "/painel/admin/auditoria": "rota",
+    }  # fmt: skip
+    with api_server.client(headers={}, cookies=cookies) as client:
+        for path, name in twice.items():
+            refused = client.get(path, params=[(name, "1"), (name, "2")])
+            assert refused.status_code == 400, path
+            assert refused.headers["content-type"].startswith("text/html"), path
+            assert f"Parâmetro repetido: {name}." in refused.text, path
