@@ -23,15 +23,14 @@ CONSULTAR_CONTATOS = Operacao("consultar_contatos", Custo.CONSULTA)
 CnpjTexto = Annotated[
     str,
     msgspec.Meta(
-        min_length=1,
-        max_length=64,
         description=(
             "CNPJ de 14 caracteres, com ou sem pontuação; letras (CNPJ alfanumérico) em "
             "maiúsculas ou minúsculas."
         ),
         examples=["33683111000280", "33.683.111/0002-80", "12ABC34501DE35"],
-        # documented only: `parse_cnpj` refuses the rest with the reason
-        extra_json_schema={"format": CNPJ_FORMAT},
+        # documented only: `parse_cnpj` refuses the rest with its reason (`motivo`), on every
+        # face alike, the length included (nothing past `cnpj.MAX_INPUT` characters is read)
+        extra_json_schema={"format": CNPJ_FORMAT, "minLength": 1, "maxLength": cnpj.MAX_INPUT},
     ),
 ]
 

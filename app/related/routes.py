@@ -16,7 +16,6 @@ from app.lib.operations import meter
 from app.lib.responses import json_response
 from app.lib.rest import query_route
 from app.lookup.routes import ERRORS
-from app.lookup.service import parse_cnpj
 from app.related.service import (
     ENCONTRAR_RELACIONADAS,
     BuscaRelacionadas,
@@ -66,6 +65,5 @@ async def similar(
     request: Request[Any, Any, Any], cnpj: FromPath[str], backends: NamedDependency[Backends]
 ) -> Response[bytes]:
     await meter(request, ENCONTRAR_SIMILARES)
-    parse_cnpj(cnpj)  # its reason (`motivo`), as every CNPJ route gives, before the length bound
     params = {**single_values(request.query_params.dict()), "cnpj": cnpj}
     return json_response(await similares(backends, convert(params, BuscaSimilares, strict=False)))

@@ -14,7 +14,6 @@ from app.lib.body import convert, single_values
 from app.lib.operations import meter
 from app.lib.responses import json_response
 from app.lookup.routes import ERRORS
-from app.lookup.service import parse_cnpj
 from app.sintegra.service import CONSULTAR_SINTEGRA, ConsultaSintegra, Sintegra, inscricoes
 
 
@@ -42,6 +41,5 @@ async def state_registrations(
     backends: NamedDependency[Backends],
 ) -> Response[bytes]:
     await meter(request, CONSULTAR_SINTEGRA)
-    parse_cnpj(cnpj)  # its reason (`motivo`), as every CNPJ route gives, before the length bound
     params = {**single_values(request.query_params.dict()), "cnpj": cnpj}
     return json_response(await inscricoes(backends, convert(params, ConsultaSintegra)))

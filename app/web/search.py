@@ -193,7 +193,7 @@ async def company_page(
 ) -> Template:
     require_account(request, visita)
     await draw(request, gate, visita)
-    entrada = ConsultaCnpj(cnpj=lookup.parse_cnpj(cnpj[:40]))
+    entrada = ConsultaCnpj(cnpj=lookup.parse_cnpj(cnpj))
     empresa = await lookup.consultar(backends, entrada)
     socios, por_telefone, por_email, parecidas = await asyncio.gather(
         quadro(backends, entrada),

@@ -255,3 +255,14 @@ def test_pages_refuse_a_parameter_given_twice(api_server: Server, make_key: Make
             assert refused.status_code == 400, path
             assert refused.headers["content-type"].startswith("text/html"), path
             assert f"Parâmetro repetido: {name}." in refused.text, path
+
+
+def test_company_page_reads_the_whole_cnpj_as_the_api_does(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """A CNPJ past the characters read as one is refused for its length, not cut to fit."""
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        refused = client.get("/busca/empresa/" + "33683111000280".ljust(40) + "X")
+    assert refused.status_code == 400
+    assert "O CNPJ deve ter 14 caracteres" in refused.text

@@ -263,3 +263,26 @@ def test_completion_counts_what_the_catalog_matches_as_rest_does(client: httpx.C
         assert completion["total"] == rest["total"], (name, completion)
         assert rest["total"] > len(completion["values"]) > 0, name  # the sample has more
         assert completion["hasMore"] is True
+
+
+@pytest.mark.parametrize(
+    ("tool", "path"),
+    [("consultar_cnpj", "/v1/cnpj/{}"), ("encontrar_empresas_similares", "/v1/similares/{}")],
+)
+def test_cnpj_refusals_give_the_reason_rest_gives(
+    client: httpx.Client, tool: str, path: str
+) -> None:
+    """Empty, or past the 64 characters read as a CNPJ: the tool says why in the words of the
+    REST twin (`motivo` vazio or tamanho), not a generic length bound of its argument."""
+    padded = "33.683.111/0002-80".ljust(64)
+    for cnpj, motivo in (("", None), (padded + "GARBAGE", "tamanho"), ("9" * 5000, "tamanho")):
+        result = rpc(client, "tools/call", {"name": tool, "arguments": {"cnpj": cnpj}}).json()
+        assert result["result"]["isError"] is True, cnpj
+        said = result["result"]["content"][0]["text"]
+        if motivo is None:
+            assert "CNPJ inválido: CNPJ vazio." in said
+            continue
+        rest = client.get(path.format(cnpj))
+        assert rest.status_code == 400
+        assert rest.json()["details"]["motivo"] == motivo
+        assert rest.json()["message"] in said
