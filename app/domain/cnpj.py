@@ -17,6 +17,10 @@ MAX_INPUT = 64
 _BODY = re.compile(r"[0-9A-Z]{12}")
 _DIGITS = re.compile(r"[0-9]{2}")
 _PUNCTUATION = re.compile(r"[\s./\-]")
+_TYPED = re.compile(r"[0-9A-Za-z ./\-]+")
+"""What a CNPJ typed or sent to the API may hold: its characters, the formatting's dots, slash and
+dash, and plain spaces. A tab, a line break, a control character or another kind of space is
+refused rather than dropped (files read by the indexer are cleaned more loosely)."""
 _ZERO_BODY = "0" * 12
 _FIRST_WEIGHTS = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
 _SECOND_WEIGHTS = (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
@@ -43,7 +47,7 @@ MESSAGES = {
     ),
     Problem.CHARACTERS: (
         "Os 12 primeiros caracteres do CNPJ devem ser letras A-Z ou algarismos e os dois "
-        "últimos, algarismos."
+        "últimos, algarismos; além deles, só pontos, barra, hífen e espaços."
     ),
     Problem.ZEROS: "Não existe CNPJ com raiz e ordem zeradas.",
     Problem.FIRST_DIGIT: "O primeiro dígito verificador não confere.",
@@ -101,7 +105,8 @@ def check(raw: str) -> Check:
             return Check(value, Problem.EMPTY)
         if len(value) != LENGTH:
             return Check(value, Problem.LENGTH)
-        if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
+        shaped = _BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])
+        if not (shaped and _TYPED.fullmatch(raw)):
             return Check(value, Problem.CHARACTERS)
     if value.startswith(_ZERO_BODY):
         return Check(value, Problem.ZEROS)

@@ -18,7 +18,7 @@ MESSAGES = {
     "tamanho": "O CNPJ deve ter 14 caracteres (8 da raiz, 4 da ordem, 2 dígitos verificadores).",
     "caracteres": (
         "Os 12 primeiros caracteres do CNPJ devem ser letras A-Z ou algarismos e os dois "
-        "últimos, algarismos."
+        "últimos, algarismos; além deles, só pontos, barra, hífen e espaços."
     ),
     "primeiro_digito": "O primeiro dígito verificador não confere.",
     "segundo_digito": "O segundo dígito verificador não confere.",
@@ -59,6 +59,8 @@ def _invalid(raw: str, cnpj: str, motivo: str) -> dict[str, Any]:
         ("33683111000290", _invalid("33683111000290", "33683111000290", "primeiro_digito")),
         ("123", _invalid("123", "123", "tamanho")),
         ("12ABC34501DE3X", _invalid("12ABC34501DE3X", "12ABC34501DE3X", "caracteres")),
+        ("33683111000280%09", _invalid("33683111000280\t", "33683111000280", "caracteres")),
+        ("33683111%C2%A0000280", _invalid("33683111\xa0000280", "33683111000280", "caracteres")),
         ("9" * 500, _invalid("9" * 64, "", "tamanho")),
     ],
 )

@@ -47,14 +47,15 @@ def oracles_accept(raw: str) -> bool:
 
 def expected_problem(raw: str) -> cnpj.Problem | None:
     """The problem the documented checks find, in their documented order (punctuation `. / -`
-    and whitespace stripped, ASCII letters upper-cased); the check digits come from stdnum."""
+    and whitespace stripped, ASCII letters upper-cased; of the whitespace, only plain spaces
+    are taken); the check digits come from stdnum."""
     value = re.sub(r"[\s./\-]", "", raw)
     value = value.upper() if value.isascii() else value
     if not value:
         return cnpj.Problem.EMPTY
     if len(value) != 14:
         return cnpj.Problem.LENGTH
-    if not re.fullmatch(r"[0-9A-Z]{12}[0-9]{2}", value):
+    if not re.fullmatch(r"[0-9A-Z]{12}[0-9]{2}", value) or re.search(r"[^ ./\-0-9A-Za-z]", raw):
         return cnpj.Problem.CHARACTERS
     if value[:12] == "0" * 12:
         return cnpj.Problem.ZEROS
