@@ -16,7 +16,8 @@ async def reject_unknown_query(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
     """400 naming the query parameters a route does not take (declared in its `opt["query"]`),
-    so a typo in a filter is an error instead of being silently ignored, and those given more
+    so a typo in a filter is an error instead of being silently ignored (with what to use instead
+    where the route's `opt["query_hints"]` says, as `/search` does of `nome`), and those given more
     than once, rather than one of their values taken silently (on every route and page, the
     API's and the dashboard's alike). A coroutine: Litestar runs a plain function guard in a
     worker thread, a hop on every request."""
@@ -26,11 +27,13 @@ async def reject_unknown_query(
         raise UnauthorizedError(ELSEWHERE)  # a key in the URL, on any route
     unknown = sorted(given - allowed)
     if unknown:
+        hints: dict[str, str] = handler.opt.get("query_hints", {})
         shown = [name[:MAX_NAME] for name in unknown[:MAX_SHOWN]]
+        said = [f"{name} ({hints[name]})" if name in hints else name for name in shown]
         more = f" e mais {len(unknown) - MAX_SHOWN}" if len(unknown) > MAX_SHOWN else ""
         raise BadRequestError(
-            f"Parâmetro(s) desconhecido(s): {', '.join(shown)}{more}.",
-            details={"desconhecidos": shown, "aceitos": sorted(allowed)},
+            f"Parâmetro(s) desconhecido(s): {', '.join(said)}{more}.",
+            details={"campo": shown[0], "desconhecidos": shown, "aceitos": sorted(allowed)},
         )
     if given:
         single_values(connection.query_params.dict())

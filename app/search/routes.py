@@ -17,7 +17,7 @@ from app.lib.documented_bodies import any_of_fields
 from app.lib.operations import Custo, Operacao, meter
 from app.lib.responses import json_response
 from app.search import filters as f
-from app.search.service import ACCEPTED, PAGING, REQUIRED, Modo, Pagina, search
+from app.search.service import ACCEPTED, HINTS, PAGING, REQUIRED, Modo, Pagina, search
 
 OPERATIONS = {
     Modo.SEARCH: Operacao("busca", Custo.BUSCA),
@@ -85,7 +85,7 @@ _SEEK_DOC = (
     description=_SEARCH_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.SEARCH], "query_struct": f.Filtros},
+    opt={"query": ACCEPTED[Modo.SEARCH], "query_struct": f.Filtros, "query_hints": HINTS},
 )
 async def search_get(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -115,7 +115,7 @@ async def search_post(
     description=_SEEK_DOC,
     responses=RESPONSES,
     tags=["Busca"],
-    opt={"query": ACCEPTED[Modo.SEEK], "query_struct": f.Filtros},
+    opt={"query": ACCEPTED[Modo.SEEK], "query_struct": f.Filtros, "query_hints": HINTS},
 )
 async def seek_get(
     request: Request[Any, Any, Any], backends: NamedDependency[Backends]
@@ -152,6 +152,7 @@ async def seek_post(
         "query": ACCEPTED[Modo.NOME],
         "query_struct": f.Filtros,
         "query_required": REQUIRED[Modo.NOME],
+        "query_hints": HINTS,
     },
 )
 async def by_name(

@@ -47,6 +47,8 @@ ACCEPTED: dict[Modo, tuple[str, ...]] = {
     Modo.CIDADES: ("uf", "municipio", "categoria", "situacao", "limit", "cursor", "facets"),
 }
 """The fields each mode takes (the query-string routes refuse the others by name)."""
+HINTS = {"q": "use nome", "nome": "use q"}
+"""What a refusal of the other mode's text field says to use instead."""
 REQUIRED: dict[Modo, tuple[str, ...]] = {
     Modo.NOME: ("nome",),
     Modo.CIDADES: ("municipio", "categoria"),
@@ -79,7 +81,7 @@ def _check_mode(filters: f.Filtros, mode: Modo) -> None:
     accepted = ACCEPTED[mode]
     for name in f.FIELDS:
         if name not in accepted and getattr(filters, name) is not None and name != "limit":
-            hint = {"q": "use nome", "nome": "use q"}.get(name, f"aceitos: {', '.join(accepted)}")
+            hint = HINTS.get(name, f"aceitos: {', '.join(accepted)}")
             raise BadRequestError(
                 f"{name} não é aceito aqui: {hint}.", details={"campo": name, "aceitos": accepted}
             )

@@ -210,7 +210,19 @@ def test_unknown_parameter_named_with_the_accepted_ones(api: httpx.Client) -> No
     assert response.status_code == 400
     details: dict[str, Any] = response.json()["details"]
     assert details["desconhecidos"] == ["cor"]
+    assert details["campo"] == "cor"  # as every other 400 names its field
     assert "segmento" in details["aceitos"]
+
+
+def test_the_other_search_modes_text_field_says_what_to_use(api: httpx.Client) -> None:
+    """`/search` reads its text from `q`, `/seek` and `/nome` from `nome`: the query string says
+    so, as the JSON body does."""
+    for path, given, use in (("/v1/search", "nome", "q"), ("/v1/seek", "q", "nome"),
+                             ("/v1/nome", "q", "nome")):  # fmt: skip
+        response = api.get(path, params={given: "padaria"})
+        assert response.status_code == 400, path
+        assert f"desconhecido(s): {given} (use {use})." in response.json()["message"], path
+        assert response.json()["details"]["campo"] == given
 
 
 def test_method_not_allowed_says_allow(api: httpx.Client) -> None:
