@@ -1,9 +1,10 @@
 """The methods of the agent interface, over the tools, resources, prompts and completions.
 
-Discovery needs no key (completions without one have a window per address,
-`COMPLETION_LIMIT`). A tool call needs one: it is admitted on the account's window and
-metered as its own operation through the same gate as REST (`app.lib.operations.charge`), so the
-audit row names the tool and the usage counter its cost. Access failures are JSON-RPC errors
+Discovery needs no key: without one, each address has a window of `DISCOVERY_LIMIT` requests a
+minute (completions, which search the index, a smaller one of their own, `COMPLETION_LIMIT`).
+A tool call needs one: it is admitted on the account's window and metered as its own operation
+through the same gate as REST (`app.lib.operations.charge`), so the audit row names the tool
+and the usage counter its cost. Access failures are JSON-RPC errors
 with the HTTP status REST would give (401, 403, 429, 503); failures of the tool itself (bad
 arguments, an unknown CNPJ, the index down) are tool results with `isError: true`, which an
 agent can read and act on.
@@ -143,12 +144,24 @@ the one discovery method that searches the index, so a caller without a key cann
 into free searches. With a key a completion is not metered, like the rest of discovery."""
 
 
-async def _admit_completion(context: Context) -> None:
+DISCOVERY_LIMIT = 300
+"""Discovery requests (every method but a tool call and a completion) a minute per address
+without a key (IPv6: per /64). An agent's start takes a handful (initialize, the lists); the
+window only bounds what one address can make the service do for free."""
+
+
+async def _admit_anonymous(context: Context, method: str) -> None:
+    """Draws an anonymous request from its address's window; a tool call is left to `_admit`
+    (it needs a key), and a request with a key is not drawn: discovery is free with one."""
     state = context.state
-    if state is None or state.caller.identity is not None:
+    if state is None or state.caller.identity is not None or method == "tools/call":
         return
+    completing = method == "completion/complete"
     try:
-        await state.admit(group="mcp-completar", anonymous_limit=COMPLETION_LIMIT)
+        await state.admit(
+            group="mcp-completar" if completing else "mcp-descoberta",
+            anonymous_limit=COMPLETION_LIMIT if completing else DISCOVERY_LIMIT,
+        )
     except AppError as error:
         raise access_failure(error, context.public_url) from None
 
@@ -297,6 +310,7 @@ async def dispatch(context: Context, method: str, raw: dict[str, Any] | list[Any
         raise RpcError(
             INVALID_PARAMS, "params deve ser um objeto: parâmetros por nome, não por posição."
         )
+    await _admit_anonymous(context, method)
     params = raw or {}
     if method == "initialize":
         return initialize(context, params)
@@ -321,6 +335,5 @@ async def dispatch(context: Context, method: str, raw: dict[str, Any] | list[Any
     if method == "prompts/get":
         return get_prompt(params)
     if method == "completion/complete":
-        await _admit_completion(context)
         return await completion.complete(context.backends, params)
     raise RpcError(METHOD_NOT_FOUND, f"Método desconhecido: {method[:64]}.")

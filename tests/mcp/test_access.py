@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from app.mcp.server import COMPLETION_LIMIT
+from app.mcp.server import COMPLETION_LIMIT, DISCOVERY_LIMIT
 from tests.conftest import Issued, MakeKey, Server, another_key
 from tests.mcp.conftest import SAMPLE_CNPJ, rpc
 
@@ -189,6 +189,30 @@ def test_completions_without_a_key_have_a_window_per_address(
     assert listed.status_code == 200
     assert keyed.status_code == 200
     assert "X-RateLimit-Limit" not in keyed.headers
+
+
+def test_discovery_without_a_key_has_a_window_per_address(
+    mcp_server: Server, make_key: MakeKey
+) -> None:
+    """Discovery is free, not unbounded: without a key, `DISCOVERY_LIMIT` requests a minute per
+    address, whatever the method, then 429 in JSON-RPC with `Retry-After`; completions keep a
+    window of their own, and a key lifts it."""
+    address = f"127.62.{secrets.randbelow(250)}.{secrets.randbelow(250) + 1}"
+    methods = ("tools/list", "ping", "resources/list", "prompts/list", "metodo/nenhum")
+    with mcp_server.client(address, headers={}) as client:
+        answered = [rpc(client, methods[n % len(methods)]) for n in range(DISCOVERY_LIMIT)]
+        refused = rpc(client, "initialize", {}, request_id=9)
+        ref = {"type": "ref/prompt", "name": "analisar_mercado"}
+        completed = rpc(client, "completion/complete", {"ref": ref, "argument":
+                        {"name": "segmento", "value": "padar"}})  # fmt: skip
+        keyed = rpc(client, "tools/list", **make_key().headers)
+    assert {a.status_code for a in answered} == {200}
+    assert answered[-1].headers["X-RateLimit-Remaining"] == "0"
+    assert refused.status_code == 429
+    assert (refused.json()["id"], refused.json()["error"]["code"]) == (9, -32029)
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert completed.status_code == 200
+    assert keyed.status_code == 200
 
 
 def test_batch_tool_calls_each_drawn_refused_and_audited_alone(
