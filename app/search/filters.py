@@ -257,8 +257,11 @@ def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
     return sorted(set(found))
 
 
+_UF_TABLE = {uf.lower(): uf for uf in codes.ADDRESS_UFS}
+
+
 def _ufs(raw: str) -> list[str]:
-    return _codes("uf", raw, {uf.lower(): uf for uf in codes.ADDRESS_UFS})
+    return _codes("uf", raw, _UF_TABLE)
 
 
 CNAE_CODE = re.compile(r"[0-9\s./\-]+")
@@ -352,6 +355,28 @@ def facet_names(filters: Filtros) -> list[str]:
     if unknown or not names:
         raise bad("facets", f"facets: use {', '.join(FACETS)}.", filters.facets)
     return names
+
+
+def understood(filters: Filtros) -> dict[str, Any]:
+    """The set filters as `clauses` reads them (codes for names, digits for punctuated codes,
+    the compared form of a city's name and of an e-mail), for the answer to echo what was
+    applied rather than what was typed; the others as given. Call after `clauses`: the values
+    are valid by then."""
+    values: dict[str, Any] = msgspec.to_builtins(filters)
+    tables = {"uf": _UF_TABLE, "porte": _PORTES, "situacao": _SITUACOES,
+              "regime_tributario": _REGIMES}  # fmt: skip
+    for name, table in tables.items():
+        if values.get(name) is not None:
+            values[name] = _codes(name, values[name], table)
+    for name in ("cnae", "telefone", "cep", "natureza"):
+        if values.get(name) is not None:
+            values[name] = digits(values[name])
+    if filters.email is not None:
+        values["email"] = filters.email.strip().lower()
+    if filters.municipio is not None:
+        value = filters.municipio.strip()
+        values["municipio"] = value if is_code(value) else normalize(value)
+    return values
 
 
 def clauses(filters: Filtros) -> list[dict[str, Any]]:

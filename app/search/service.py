@@ -91,7 +91,7 @@ def _check_mode(filters: f.Filtros, mode: Modo) -> None:
 
 
 def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
-    shown: dict[str, Any] = msgspec.to_builtins(filters)
+    shown = f.understood(filters)
     for name in PAGING:
         shown.pop(name, None)
     if terms:

@@ -394,3 +394,18 @@ def test_any_input_is_200_or_400(api: httpx.Client, path: str, params: dict[str,
     response = api.get(path, params=params)
     assert response.status_code in (200, 400), response.text
     assert response.headers["content-type"].startswith("application/json")
+
+
+def test_filters_echoed_as_applied_not_as_typed(api: httpx.Client) -> None:
+    """Two spellings of one search answer the same `filtros`: the codes and forms compared, so
+    a client sees what was applied (and that `sp` was read as SP)."""
+    typed = {"q": "padaria", "uf": "sp, rj", "cnae": "10.91-1/02", "municipio": "São PAULO",
+             "situacao": "ATIVA", "cep": "01.310", "porte": "ME"}  # fmt: skip
+    plain = {"q": "padaria", "uf": "RJ,SP", "cnae": "1091102", "municipio": "sao paulo",
+             "situacao": "02", "cep": "01310", "porte": "01"}  # fmt: skip
+    echoed = [api.get("/v1/search", params=params) for params in (typed, plain)]
+    assert [answer.status_code for answer in echoed] == [200, 200], echoed[0].text
+    first, second = (answer.json()["filtros"] for answer in echoed)
+    assert first == second
+    assert first["uf"] == ["RJ", "SP"]
+    assert (first["cnae"], first["cep"], first["situacao"]) == ("1091102", "01310", ["02"])
