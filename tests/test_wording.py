@@ -133,6 +133,10 @@ def test_search_filters_speak_the_same_words() -> None:
         from_query({"limit": "500"})
     assert refused.value.message.startswith("Valor inválido em limit: deve ser no máximo")
     assert refused.value.details == {"campo": "limit"}
+    with pytest.raises(BadRequestError) as huge:  # past a float's range: msgspec's own words
+        from_query({"capital_min": "1e400"})
+    said = "Valor inválido em capital_min: número fora do intervalo representável."
+    assert huge.value.message == said
 
 
 def test_framework_refusals_name_nested_fields_with_their_path() -> None:

@@ -118,7 +118,8 @@ def parse_allowlist(values: list[str]) -> list[Network]:
             networks.append(_as_callers_are(ipaddress.ip_network(value.strip())))
         except ValueError:
             raise BadRequestError(
-                "Rede inválida na allowlist: use CIDR (203.0.113.0/24) ou um endereço.",
+                f"Rede inválida na allowlist: {value.strip()[:64]!r}; use CIDR (203.0.113.0/24) "
+                "ou um endereço.",
                 details={"invalida": value[:100]},
             ) from None
     return list(dict.fromkeys(networks))  # each network once, in the order given

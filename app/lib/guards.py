@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar.connection import ASGIConnection
+from litestar.exceptions import NotFoundException
 from litestar.handlers.base import BaseRouteHandler
 
 from app.auth.access import ELSEWHERE, STRAY_QUERY
@@ -37,6 +38,10 @@ async def reject_unknown_query(
         )
     if given:
         single_values(connection.query_params.dict())
+    if not connection.scope["path"].isascii() and any(
+        isinstance(value, int) for value in connection.path_params.values()
+    ):  # `int()` reads other scripts' digits: `/monitoramentos/９６３` is no path of an id
+        raise NotFoundException()
 
 
 MAX_SHOWN = 10

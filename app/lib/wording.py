@@ -98,6 +98,8 @@ def _reason(text: str) -> str:
             "date": "data inválida: use AAAA-MM-DD",
             "datetime": "data e hora inválidas: use ISO 8601 (2026-01-31T12:00:00Z)",
         }.get(found["tipo"], "hora inválida")
+    if text == "Number out of range":  # a number past a float's range, as `1e400`
+        return "número fora do intervalo representável"
     return text
 
 

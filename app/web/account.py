@@ -19,7 +19,8 @@ from app.accounts.service import NovaChave
 from app.audit.service import USAGE_DAYS, usage_of
 from app.auth.gate import Gate
 from app.context import Backends
-from app.errors import AppError, NotFoundError
+from app.errors import AppError, BadRequestError, NotFoundError
+from app.lib.body import convert
 from app.web.render import action, page, redirect, text
 from app.web.visit import Visita, require_account
 
@@ -95,19 +96,19 @@ async def create_key(
     perfil, form = await action(request, visita, backends, gate)
     try:
         service.check_key_by_code(perfil.papel)
-        entrada = msgspec.convert(
+        if not text(form, "rotulo"):
+            raise BadRequestError(
+                "Dê um rótulo à chave (até 100 caracteres), como produção ou agente.",
+                details={"campo": "rotulo"},
+            )
+        entrada = convert(
             {"rotulo": text(form, "rotulo"), "allowlist": _networks(text(form, "allowlist"))},
             NovaChave,
         )
         criada = await service.create_key(backends.pool, backends.settings, perfil.id, entrada)
-    except (AppError, msgspec.ValidationError) as error:
-        message = (
-            error.message if isinstance(error, AppError)
-            else "Dê um rótulo à chave (até 100 caracteres), como produção ou agente."
-        )  # fmt: skip
-        return await _keys_page(request, visita, backends,
-                                status=error.status if isinstance(error, AppError) else 400,
-                                failure=error, erro_criar=message, valores=form)  # fmt: skip
+    except AppError as error:
+        return await _keys_page(request, visita, backends, status=error.status, failure=error,
+                                erro_criar=error.message, valores=form)  # fmt: skip
     return page(request, visita, "chave_criada.html", criada=criada,
                 mcp_url=backends.settings.public_url.rstrip("/") + "/mcp")  # fmt: skip
 

@@ -11,14 +11,17 @@ from litestar.response import Template
 
 from app.accounts import repository
 from app.audit.repository import Filtro
-from app.audit.service import audit_page
+from app.audit.service import ListaAuditoria, audit_page
 from app.context import Backends
-from app.errors import BadRequestError
+from app.errors import BadRequestError, NotFoundError
+from app.lib.body import convert
 from app.web.render import page
 from app.web.visit import Visita, require_admin
 
 PAGE = 50
 FILTERS = ("chave", "rota", "operacao", "status", "desde", "ate")
+"""The audit log's filters; the first four as the API bounds them (`ListaAuditoria`), the dates
+also as a day (`2026-11-25`)."""
 
 
 @get("/painel/admin/contas", opt={"query": ("pagina",)})
@@ -29,13 +32,17 @@ async def accounts_page(
 ) -> Template:
     require_admin(request, visita)
     raw = request.query_params.get("pagina", "1")
-    pagina = int(raw) if raw.isascii() and raw.isdecimal() and 0 < len(raw) < 7 else 1
-    pagina = max(pagina, 1)
+    if not (raw.isascii() and raw.isdecimal() and 0 < len(raw) < 7 and int(raw) >= 1):
+        raise BadRequestError("pagina: um número inteiro de 1 em diante.", {"campo": "pagina"})
+    pagina = int(raw)
     async with backends.pool.connection() as conn:
         contas = await repository.list_profiles(conn, PAGE, (pagina - 1) * PAGE)
         total = await repository.count_accounts(conn)
+    ultima = max((total + PAGE - 1) // PAGE, 1)
+    if pagina > ultima:
+        raise NotFoundError(f"Não há página {pagina}: a última é a {ultima}.", {"ultima": ultima})
     return page(request, visita, "admin_contas.html", contas=contas, total=total, pagina=pagina,
-                ultima=max((total + PAGE - 1) // PAGE, 1))  # fmt: skip
+                ultima=ultima)  # fmt: skip
 
 
 def _filter(values: dict[str, str]) -> Filtro:
@@ -50,14 +57,12 @@ def _filter(values: dict[str, str]) -> Filtro:
                 f"{name}: use uma data ISO 8601 (2026-11-25 ou 2026-11-25T10:00)."
             ) from None
 
-    status = values.get("status") or None
-    if status is not None and not (
-        status.isascii() and status.isdecimal() and len(status) == 3 and 100 <= int(status) <= 599
-    ):
-        raise BadRequestError("status: um código HTTP de 100 a 599.")
+    given = {
+        name: values[name] for name in ("chave", "rota", "operacao", "status") if values.get(name)
+    }
+    bounded = convert(given, ListaAuditoria, strict=False)  # the API's bounds, in its words
     return Filtro(
-        chave=(values.get("chave") or None), rota=(values.get("rota") or None),
-        operacao=(values.get("operacao") or None), status=int(status) if status else None,
+        chave=bounded.chave, rota=bounded.rota, operacao=bounded.operacao, status=bounded.status,
         desde=moment("desde"), ate=moment("ate"),
     )  # fmt: skip
 
@@ -69,7 +74,7 @@ async def audit_log_page(
     backends: NamedDependency[Backends],
 ) -> Template:
     require_admin(request, visita)
-    values = {name: request.query_params.get(name, "")[:200].strip() for name in FILTERS}
+    values = {name: request.query_params.get(name, "").strip() for name in FILTERS}
     try:
         filtro = _filter(values)
     except BadRequestError as error:

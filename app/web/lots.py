@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -12,7 +13,7 @@ from litestar.response import Response, Stream, Template
 
 from app.auth.gate import Gate
 from app.context import Backends
-from app.errors import AppError
+from app.errors import AppError, BadRequestError
 from app.leads import lots
 from app.leads.formats import FORMATS
 from app.leads.lots import ListaLotes, NovoLote
@@ -31,6 +32,9 @@ SEARCH_TO_LOT = {
 }  # fmt: skip
 """The search's filters a lot takes, by the lot's name (a name search has no lot filter: a lot
 ranks the companies of its activity and place by score)."""
+
+
+LOT_TO_SEARCH = {lot: search for search, lot in SEARCH_TO_LOT.items()}
 
 
 def lot_filters(values: dict[str, str]) -> dict[str, str]:
@@ -77,6 +81,11 @@ async def create_lot(
     agreed = text(form, "uso_responsavel") == "true"
     chave = text(form, "chave_idempotencia")
     try:  # loosely, as a query string: the form's texts to the lot's types, `null` refused
+        if not agreed:
+            raise BadRequestError(
+                "Marque a confirmação de uso responsável dos dados (LGPD) para criar o lote.",
+                details={"campo": "uso_responsavel"},
+            )
         entrada = convert(
             {**filters, "quantidade": text(form, "quantidade") or "0",
              "formato": text(form, "formato") or "csv",
@@ -86,10 +95,20 @@ async def create_lot(
         )  # fmt: skip
         await lots.criar(backends, visita.identity, entrada)
     except AppError as error:
-        return page(request, visita, "exportar.html", status=error.status, erro=error.message,
+        return page(request, visita, "exportar.html", status=error.status, erro=_said(error),
                     failure=error, filtros=filters, valores=form, formatos=FORMATS,
                     aviso=USO_RESPONSAVEL)  # fmt: skip
     return redirect(visita, "/painel/lotes")
+
+
+def _said(error: AppError) -> str:
+    """The refusal with the form's name of the field it names (`municipio`, not the lot's
+    `cidade`)."""
+    named = error.details.get("campo") if isinstance(error.details, dict) else None
+    if not isinstance(named, str) or LOT_TO_SEARCH.get(named, named) == named:
+        return error.message
+    form_name = LOT_TO_SEARCH[named]
+    return re.sub(rf"\b{re.escape(named)}\b", form_name, error.message, count=1)
 
 
 @get("/painel/lotes/{lote_id:int}/arquivo")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
@@ -14,8 +13,8 @@ from litestar.response.base import Response
 
 from app.auth.gate import Gate
 from app.context import Backends
-from app.errors import AppError
-from app.lib.wording import invalid
+from app.errors import AppError, BadRequestError
+from app.lib.body import convert
 from app.monitoring import service
 from app.monitoring.service import (
     EVENTS,
@@ -61,30 +60,28 @@ async def create_monitor(
     gate: NamedDependency[Gate],
 ) -> Template:
     perfil, form = await action(request, visita, backends, gate, lists=("eventos",))
+    eventos = [e for e in texts(form, "eventos") if e]
     try:
-        entrada = msgspec.convert(
+        if not eventos:  # the boxes come checked: none is a choice, not "both"
+            raise BadRequestError("Escolha ao menos um evento.", details={"campo": "eventos"})
+        entrada = convert(
             {"cnpj": text(form, "cnpj"), "webhook_url": text(form, "webhook_url"),
-             "eventos": [e for e in texts(form, "eventos") if e] or list(EVENTS),
-             "descricao": text(form, "descricao")},
+             "eventos": eventos, "descricao": text(form, "descricao")},
             NovoMonitor,
         )  # fmt: skip
         criado = await service.create(backends, perfil.id, entrada)
-    except (AppError, msgspec.ValidationError) as error:
-        message = error.message if isinstance(error, AppError) else _invalid(error)
-        status = error.status if isinstance(error, AppError) else 400
-        return await _list_page(request, visita, backends, status=status, failure=error,
-                                erro=message,
-                                valores=form)  # fmt: skip
+    except AppError as error:
+        return await _list_page(request, visita, backends, status=error.status, failure=error,
+                                erro=_said(error), valores=form)  # fmt: skip
     return page(request, visita, "monitor_criado.html", criado=criado)
 
 
-def _invalid(error: msgspec.ValidationError) -> str:
-    detail = str(error)
-    if "cnpj" in detail:
-        return "CNPJ inválido: informe os 14 caracteres, com ou sem pontuação."
-    if "webhook_url" in detail:
-        return "Endereço do webhook inválido: use uma URL https:// completa."
-    return invalid(detail)
+def _said(error: AppError) -> str:
+    """The refusal as the form's reader takes it: a malformed webhook address says what one
+    looks like; the rest in the service's words."""
+    if error.status == 400 and (error.details or {}).get("campo") == "webhook_url":
+        return f"{error.message} Use uma URL https:// completa."
+    return error.message
 
 
 @get(f"{BASE}/{{monitor_id:int}}", opt={"query": ("cursor",)})
@@ -110,8 +107,7 @@ async def change_state(
     monitor_id: FromPath[int],
 ) -> Response[Any]:
     perfil, form = await action(request, visita, backends, gate)
-    pausar = text(form, "estado") == "pausado"
-    mudanca = AlteraMonitor(estado="pausado" if pausar else "ativo")
+    mudanca = convert({"estado": text(form, "estado")}, AlteraMonitor)  # ativo or pausado
     await service.update(backends, perfil.id, monitor_id, mudanca)
     return redirect(visita, f"{BASE}/{monitor_id}")
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qsl
 
 from litestar import Request
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import ClientException
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.response import Redirect, Template
 from markupsafe import Markup, escape
 
@@ -28,8 +32,10 @@ NO_STORE = {
 }
 """Pages show account data (and a new key once): never cached, never referred elsewhere, never
 framed by another site (clickjacking)."""
-MAX_FIELD = 2000
-"""Characters kept of any one form value."""
+MAX_FIELD = 8000
+"""Characters of the longest form value read (an allowlist of 100 networks is about 4,400);
+a longer one is refused, not cut: a cut list or URL would be stored as something else than
+what was sent. Each field's own limit is then the service's."""
 
 
 def page(
@@ -57,29 +63,54 @@ def redirect(visita: Visita, path: str) -> Redirect:
 
 
 async def form_of(request: Request[Any, Any, Any], lists: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The submitted form: each field's text, bounded to `MAX_FIELD` characters, and the fields
+    """The submitted form: each field's text (a 400 past `MAX_FIELD` characters), and the fields
     named in `lists` as the list of their values. Any other field given twice is a 400 naming
     it, as on the API and `/busca`, rather than one of its values taken silently."""
-    try:
-        form = await request.form()
-    except (UnicodeError, LookupError) as error:  # a part's bytes not in its (or a known) charset
-        raise BadRequestError(
-            "Formulário ilegível: um campo não está na codificação que declara (use UTF-8)."
-        ) from error
-    given = {key[:100]: [_field(key, item) for item in form.getall(key)] for key in form}
+    given: dict[str, list[str]] = {}
+    for key, item in await _pairs(request):
+        given.setdefault(key[:100], []).append(_field(key, item))
     values: dict[str, Any] = {name: given.pop(name) for name in lists if name in given}
     return {**single_values(given), **values}
 
 
+async def _pairs(request: Request[Any, Any, Any]) -> list[tuple[str, Any]]:
+    """The form's fields in order. A URL-encoded body is read strictly: its bytes are ASCII and
+    its escapes UTF-8, as browsers send them (the framework reads it as Latin-1 and replaces
+    what is not UTF-8, which would store `produção` as `produÃ§Ã£o`)."""
+    unreadable = BadRequestError(
+        "Formulário ilegível: um campo não está na codificação que declara (use UTF-8)."
+    )
+    if request.content_type[0] == RequestEncodingType.URL_ENCODED:
+        try:
+            text = (await request.body()).decode("ascii")
+            return parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict")
+        except UnicodeError:
+            raise unreadable from None
+    try:
+        return list((await request.form()).multi_items())
+    except (UnicodeError, LookupError):  # a part's bytes not in its (or a known) charset
+        raise unreadable from None
+    except RequestEntityTooLarge:
+        raise
+    except ClientException as error:  # no boundary, a malformed body, too many parts
+        raise BadRequestError(
+            "Formulário ilegível: o corpo multipart/form-data está malformado ou tem partes demais."
+        ) from error
+
+
 def _field(name: str, value: Any) -> str:
-    """A form value as text, bounded; a file, or text PostgreSQL and the pages cannot carry (a
-    NUL, a lone surrogate from a UTF-7 part), is a 400 naming its field."""
+    """A form value as text; a file, a value past `MAX_FIELD`, or text PostgreSQL and the pages
+    cannot carry (a NUL, a lone surrogate from a UTF-7 part), is a 400 naming its field."""
     said = storable(shown(name), 100)
     if not isinstance(value, str):
         raise BadRequestError(f"O campo {said} não aceita arquivo.", details={"campo": said})
     if _UNSTORABLE.search(name + value):
         raise BadRequestError(f"O campo {said} tem um caractere inválido.", details={"campo": said})
-    return value[:MAX_FIELD]
+    if len(value) > MAX_FIELD:
+        raise BadRequestError(
+            f"O campo {said} passa de {MAX_FIELD} caracteres.", details={"campo": said}
+        )
+    return value
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -97,14 +97,10 @@ def linker(values: dict[str, str]) -> Callable[..., str]:
 
 
 def _values(request: Request[Any, Any, Any]) -> dict[str, str]:
-    """The form's filled fields; a field given twice (`uf=SP&uf=RJ`) is a 400, as on the API,
-    rather than one of them searched silently."""
+    """The form's filled fields, whole (the search bounds each as the API does); a field given
+    twice (`uf=SP&uf=RJ`) is a 400, as on the API, rather than one of them searched silently."""
     given = single_values(request.query_params.dict())
-    return {
-        name: given[name].strip()[: f.MAX_LIST_TEXT]
-        for name in FORM_FIELDS
-        if given.get(name, "").strip()
-    }
+    return {name: given[name].strip() for name in FORM_FIELDS if given.get(name, "").strip()}
 
 
 @get("/busca", opt={"query": FORM_FIELDS})
@@ -127,7 +123,7 @@ async def search_page(
         "ufs": sorted(codes.ADDRESS_UFS), "resultado": None, "link": linker(values),
         "rotulo": facet_label,
     }  # fmt: skip
-    if not set(values) - {"cursor"}:
+    if not values:  # the empty form (a cursor alone is refused by the search, as on the API)
         return page(request, visita, template, headers=headers, **context)
     try:
         await draw(request, gate, visita)

@@ -27,9 +27,19 @@ HOME = "/painel"
 
 
 def _next(raw: str | None) -> str:
-    """Where to go after sign-in: a page of ours only (never another site)."""
-    if raw and raw.startswith(("/painel", "/busca")) and "//" not in raw and "\\" not in raw:
-        return raw[:500]
+    """Where to go after sign-in: a page of ours only (never another site, nor a path that a
+    `..` or its escape takes out of the pages), whole: a longer or odder one goes home."""
+    path = (raw or "").split("?", 1)[0]
+    if (
+        raw
+        and len(raw) <= 500
+        and raw.startswith(("/painel", "/busca"))
+        and raw.isprintable()
+        and "//" not in raw
+        and "\\" not in raw
+        and not any(part in path.lower() for part in ("..", "%2e", "%2f", "%5c"))
+    ):
+        return raw
     return HOME
 
 

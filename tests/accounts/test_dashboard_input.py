@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import httpx
 
 from app.web.sessions import SESSION_COOKIE
-from tests.conftest import MakeKey, Server
+from tests.conftest import Issued, MakeKey, Server
 
 TOKEN = re.compile(r'name="_csrf" value="([0-9a-f]+)"')
 
@@ -215,7 +215,8 @@ def test_export_form_refuses_a_null_filter_rather_than_dropping_it(
     api_server: Server, make_key: MakeKey
 ) -> None:
     """As on the API's query strings, the text `null` in a filter is not read as "no filter"
-    (which would export every company of the other filters)."""
+    (which would export every company of the other filters); a refusal names the form's own
+    fields, and an unticked LGPD box is asked for in the form's words."""
     cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
     with api_server.client(headers={}, cookies=cookies) as client:
         token = _token(client, "/painel/lotes")
@@ -224,6 +225,14 @@ def test_export_form_refuses_a_null_filter_rather_than_dropping_it(
             refused = client.post("/painel/lotes", data={**form, field: "null"})
             assert refused.status_code == 400, field
             assert f"Valor inválido em {field}: null não é um valor" in refused.text
+        city = client.post("/painel/lotes", data={**form, "municipio": "sao\x01paulo"})
+        unagreed = client.post("/painel/lotes", data={**form, "uso_responsavel": ""})
+    said = city.text.split('class="erro"')[1].split("</p>")[0]
+    assert city.status_code == 400
+    assert "municipio" in said  # the form's name of the field, not the lot's `cidade`
+    assert "cidade" not in said
+    assert unagreed.status_code == 400
+    assert "Marque a confirmação de uso responsável" in unagreed.text
 
 
 def test_sign_in_refuses_an_address_that_shows_in_another_order_as_the_address(
@@ -266,3 +275,113 @@ def test_company_page_reads_the_whole_cnpj_as_the_api_does(
         refused = client.get("/busca/empresa/" + "33683111000280".ljust(40) + "X")
     assert refused.status_code == 400
     assert "O CNPJ deve ter 14 caracteres" in refused.text
+
+
+def test_form_values_are_taken_whole_or_refused_never_cut(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """An allowlist of a hundred networks (past the 2,000 characters a field was once cut to)
+    is stored whole; a value past the form's bound is a 400 naming it, not stored cut."""
+    owner = make_key()
+    cookies = {SESSION_COOKIE: api_server.open_session(owner.conta_id)}
+    networks = [f"2001:db8:{n + 4096:x}:1234::/64" for n in range(100)]
+    with api_server.client(headers=owner.headers) as api:
+        key_id = api.post("/v1/me/chaves", json={"rotulo": "longa"}).json()["chave"]["id"]
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/chaves")
+        whole = " ".join(networks)
+        assert len(whole) > 2000
+        stored = client.post(
+            f"/painel/chaves/{key_id}/allowlist", data={"_csrf": token, "allowlist": whole}
+        )
+        too_long = client.post(
+            f"/painel/chaves/{key_id}/allowlist",
+            data={"_csrf": token, "allowlist": whole + " 203.0.113.0/24" * 500},
+        )
+    assert stored.status_code == 303
+    assert too_long.status_code == 400
+    assert "O campo allowlist passa de 8000 caracteres." in too_long.text
+    with api_server.client(headers=owner.headers) as api:
+        listed = {k["id"]: k for k in api.get("/v1/me/chaves").json()["data"]}
+    assert listed[key_id]["allowlist"] == networks
+
+
+def test_url_encoded_forms_are_read_as_utf8_or_refused(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """A browser percent-encodes UTF-8: an escape that is not UTF-8, or a raw byte past ASCII,
+    is refused rather than stored as replacement characters or as Latin-1 mojibake."""
+    owner = make_key()
+    cookies = {SESSION_COOKIE: api_server.open_session(owner.conta_id)}
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/chaves")
+        for body in (f"_csrf={token}&rotulo=%FF%FE".encode(),
+                     f"_csrf={token}&rotulo=produção".encode()):  # fmt: skip
+            refused = client.post("/painel/chaves", content=body, headers=form)
+            assert refused.status_code == 400, body
+            assert "Formulário ilegível" in refused.text
+        made = client.post(
+            "/painel/chaves", content=f"_csrf={token}&rotulo=produ%C3%A7%C3%A3o", headers=form
+        )
+        assert made.status_code == 200
+    with api_server.client(headers=owner.headers) as api:
+        labels = [k["rotulo"] for k in api.get("/v1/me/chaves").json()["data"]]
+    assert "produção" in labels
+    assert not [label for label in labels if "\ufffd" in label or "Ã" in label]
+
+
+def test_key_and_monitor_forms_refuse_what_the_api_refuses(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    """The dashboard's forms take the same values as the API, no looser, and say which value
+    is wrong."""
+    cookies = {SESSION_COOKIE: api_server.open_session(make_key().conta_id)}
+    with api_server.client(headers={}, cookies=cookies) as client:
+        token = _token(client, "/painel/chaves")
+        bidi = client.post("/painel/chaves", data={"_csrf": token, "rotulo": "prod\u202e"})
+        assert bidi.status_code == 400
+        assert "caracteres de controle" in bidi.text
+        bad_net = client.post(
+            "/painel/chaves",
+            data={"_csrf": token, "rotulo": "x", "allowlist": "203.0.113.0/24 10.0.0.300"},
+        )
+        assert bad_net.status_code == 400
+        assert "Rede inválida na allowlist: &#39;10.0.0.300&#39;" in bad_net.text
+        monitor = {"_csrf": token, "cnpj": "33683111000280", "webhook_url": "https://x.example/h"}
+        none = _post(client, "/painel/monitores", [*monitor.items(), ("eventos", "")])
+        assert none.status_code == 400
+        assert "Escolha ao menos um evento." in none.text
+        for estado in ("PAUSADO", "foo", ""):
+            odd = client.post("/painel/monitores/1/estado", data={"_csrf": token, "estado": estado})
+            assert odd.status_code == 400, estado
+            assert "Valor inválido em estado" in odd.text
+
+
+def _signed_in(server: Server, issued: Issued) -> httpx.Client:
+    """A browser-like client (no key) signed in as `issued`'s account."""
+    return server.client(headers={}, cookies={SESSION_COOKIE: server.open_session(issued.conta_id)})
+
+
+def test_admin_and_search_pages_refuse_values_they_once_took_silently(
+    api_server: Server, make_key: MakeKey
+) -> None:
+    with _signed_in(api_server, make_key(papel="admin")) as client:
+        for pagina in ("abc", "0", "-1", ""):
+            answer = client.get("/painel/admin/contas", params={"pagina": pagina})
+            assert answer.status_code == 400, pagina
+        past = client.get("/painel/admin/contas", params={"pagina": "999999"})
+        long_key = client.get("/painel/admin/auditoria", params={"chave": "k" * 100})
+        cursor_alone = client.get("/busca", params={"cursor": "lixo"})
+        wide = client.get("/painel/monitores/%EF%BC%99%EF%BC%96")  # fullwidth digits
+        away = client.get("/painel/entrar", params={"proximo": "/painel/../v1/me/chaves"})
+    assert past.status_code == 404
+    assert "a última é a" in past.text
+    assert long_key.status_code == 400
+    assert "Valor inválido em chave: deve ter no máximo 64 caracteres" in long_key.text
+    assert cursor_alone.status_code == 400
+    assert "Informe q ou ao menos um filtro" in cursor_alone.text
+    assert wide.status_code == 404
+    assert "Caminho não encontrado" in wide.text
+    assert away.status_code == 303
+    assert away.headers["location"] == "/painel"

@@ -361,3 +361,11 @@ def test_a_request_the_parser_refuses_gets_the_json_error_body(
     refused = msgspec.json.decode(content)
     assert refused["error"] == "Bad Request"
     assert "malformada" in refused["message"]
+
+
+def test_an_id_in_another_scripts_digits_is_no_path(api: httpx.Client) -> None:
+    """`int()` reads `９` as 9: `/v1/me/lotes/９` would answer lot 9."""
+    for path in ("/v1/me/lotes/%EF%BC%99", "/v1/me/monitoramentos/%D9%A3"):
+        response = api.get(path)
+        assert response.status_code == 404, path
+        assert response.json()["message"].startswith("Caminho não encontrado")

@@ -317,7 +317,8 @@ def test_administrator_sees_accounts_and_filters_the_audit_log(
     visitor.check("admin-chaves")
     answer = page.goto("/painel/admin/contas?pagina=%C2%B2")  # a digit int() cannot read
     assert answer is not None
-    assert answer.status == 200
+    assert answer.status == 400  # refused, not page 1 shown instead
+    expect(page.get_by_role("alert")).to_contain_text("pagina")
     visitor.close()
 
 
