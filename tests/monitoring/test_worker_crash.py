@@ -134,7 +134,10 @@ def test_worker_rides_out_a_database_restart(
     monitor = create_monitor(server, key, receiver, "reinicio", SAMPLE_CNPJ)["monitor"]
     worker = Worker(monitored_alias)
     try:
-        time.sleep(2)  # running, listening for jobs
+        # running and listening for jobs before the database goes: a worker still starting on a
+        # loaded machine would meet a stopped database at its start, not lose it while running
+        until(lambda: "Starting worker on" in worker.log())
+        time.sleep(1)
         _service("stop", "postgresql")
         time.sleep(3)
         _service("start", "postgresql")
