@@ -103,10 +103,11 @@ def check(raw: str) -> Check:
         value = clean(raw)
         if not value:
             return Check(value, Problem.EMPTY)
+        if not _TYPED.fullmatch(raw):  # a character no CNPJ has, whatever the length
+            return Check(value, Problem.CHARACTERS)
         if len(value) != LENGTH:
             return Check(value, Problem.LENGTH)
-        shaped = _BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])
-        if not (shaped and _TYPED.fullmatch(raw)):
+        if not (_BODY.fullmatch(value[:12]) and _DIGITS.fullmatch(value[12:])):
             return Check(value, Problem.CHARACTERS)
     if value.startswith(_ZERO_BODY):
         return Check(value, Problem.ZEROS)

@@ -47,15 +47,17 @@ def oracles_accept(raw: str) -> bool:
 
 def expected_problem(raw: str) -> cnpj.Problem | None:
     """The problem the documented checks find, in their documented order (punctuation `. / -`
-    and whitespace stripped, ASCII letters upper-cased; of the whitespace, only plain spaces
-    are taken); the check digits come from stdnum."""
+    and whitespace stripped, ASCII letters upper-cased; a character outside those and ASCII
+    letters and digits refused first); the check digits come from stdnum."""
     value = re.sub(r"[\s./\-]", "", raw)
     value = value.upper() if value.isascii() else value
     if not value:
         return cnpj.Problem.EMPTY
+    if re.search(r"[^ ./\-0-9A-Za-z]", raw):
+        return cnpj.Problem.CHARACTERS
     if len(value) != 14:
         return cnpj.Problem.LENGTH
-    if not re.fullmatch(r"[0-9A-Z]{12}[0-9]{2}", value) or re.search(r"[^ ./\-0-9A-Za-z]", raw):
+    if not re.fullmatch(r"[0-9A-Z]{12}[0-9]{2}", value):
         return cnpj.Problem.CHARACTERS
     if value[:12] == "0" * 12:
         return cnpj.Problem.ZEROS
@@ -226,3 +228,12 @@ def test_check_any_text_documented_problem(raw: str) -> None:
     if result.valid and not_all_zeros(result.cnpj):
         assert result.cnpj == re.sub(r"[\s./\-]", "", raw).upper()
         assert oracles_accept(result.cnpj)
+
+
+@pytest.mark.parametrize(
+    "raw", ["\u200b33683111000280", "33683111000280\x00", "33683111000280\n", "3368311100028\u00a0"]
+)
+def test_a_character_no_cnpj_has_is_the_reason_whatever_the_length(raw: str) -> None:
+    """A zero-width space, a NUL, a line break or a non-breaking space is what is wrong with
+    the input, not its length."""
+    assert cnpj.check(raw).problem is cnpj.Problem.CHARACTERS
