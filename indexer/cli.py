@@ -177,7 +177,15 @@ def load(
     path: Annotated[Path, typer.Argument(exists=True, help="Release folder, zip or CSV.")],
     url: ElasticsearchUrl = "http://127.0.0.1:9200",
     alias: Alias = "empresas",
-    batch_size: Annotated[int, typer.Option(min=1, max=50000)] = 2000,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10000,
+            help="Documents per bulk request (at most Elasticsearch's result window, 10,000: a "
+            "batch's stored versions are fetched in one search).",
+        ),
+    ] = 2000,
     parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
     memory_limit: Annotated[
         str,
@@ -211,6 +219,8 @@ def load(
     writable(bad_rows, "--bad-rows")
     if records:
         writable_folder(records_dir, "--records-dir")
+    with failing("load"):  # the settings, read before any work: not failed after the swap
+        database_url = get_settings().database_url
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
     options = Options(
         url=url,
@@ -229,6 +239,8 @@ def load(
         bad_rows_file=bad_rows or STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
         month=month,
         records_dir=records_dir if records else None,
+        pointer_dir=records_dir,
+        database_url=database_url,
     )
     es = elastic.connect(url)
     try:
@@ -277,6 +289,9 @@ def rollback(
 ) -> None:
     """Point the alias back at the release before the live one (and its record store); the
     monitors are checked against it, as against a new release."""
+    writable_folder(records_dir, "--records-dir")
+    with failing("rollback"):  # the settings, read before the alias moves
+        database_url = get_settings().database_url
     es = elastic.connect(url)
     with failing("rollback"):
         left, now = elastic.rollback(es, alias)
@@ -286,7 +301,7 @@ def rollback(
         + ("" if stored else " (no record store here: lookups read Elasticsearch)"),
         markup=False,
     )
-    note = record_release(get_settings().database_url, alias, now)
+    note = record_release(database_url, alias, now)
     console.print(note or RELEASE_RECORDED, markup=False)
 
 

@@ -77,6 +77,15 @@ def writable(report: Path | None, option: str = "--report") -> None:
     if report.is_dir():
         console.print(f"{option}: {report} is a folder, not a file", markup=False)
         raise typer.Exit(2)
+    existed = report.exists()
+    try:  # opened for appending, so a file already there is left as it is until the end
+        with report.open("ab"):
+            pass
+        if not existed:
+            report.unlink()
+    except OSError as error:
+        console.print(f"{option}: cannot write {report}: {error}", markup=False)
+        raise typer.Exit(2) from error
 
 
 def writable_folder(folder: Path, option: str) -> None:
@@ -176,6 +185,18 @@ def print_report(report: LoadReport) -> None:
         for name, seconds in report.phases.items()
     )
     console.print(f"phases: {phases}", markup=False)
+    if report.missing_reference_codes:  # codes the reference tables lack: their names are null
+        by_table: dict[str, int] = {}
+        for key, times in report.missing_reference_codes.items():
+            table = key.split(":", 1)[0]
+            by_table[table] = by_table.get(table, 0) + times
+        said = ", ".join(f"{table} {times:,}" for table, times in sorted(by_table.items()))
+        console.print(
+            f"rows whose codes the reference tables lack (names left empty; the 50 commonest "
+            f"codes counted): {said}; "
+            "the codes are in the JSON report (--report)",
+            markup=False,
+        )
     if report.municipalities_without_ibge:
         console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
     if report.registrations_without_establishment:

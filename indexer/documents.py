@@ -64,6 +64,12 @@ def iso_date(value: str | None) -> str | None:
         return None
 
 
+MAX_CAPITAL = Decimal(10) ** 15
+"""Past any share capital on record (and the search filters' bound): a larger figure is a
+typo or garbage, and as a double (`1E+400` is infinite) Elasticsearch would refuse the whole
+document."""
+
+
 def capital(value: str | None) -> Decimal | None:
     """Exact share capital from `1061004829,23` (or `1.234,56`); None when unreadable."""
     raw = (value or "").strip()
@@ -75,7 +81,7 @@ def capital(value: str | None) -> Decimal | None:
         amount = Decimal(raw)
     except InvalidOperation:
         return None
-    return amount if amount.is_finite() else None
+    return amount if amount.is_finite() and abs(amount) < MAX_CAPITAL else None
 
 
 def _fixed(code: str | None, table: Mapping[str, str]) -> Rotulo | None:

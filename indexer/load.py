@@ -62,6 +62,9 @@ class LoadReport(msgspec.Struct, kw_only=True):
     ignored_files: list[IgnoredFile]
     establishments: int = 0
     documents_written: int = 0
+    rejected: int = 0
+    """Documents Elasticsearch refused (its reasons are among the bad rows): any fails the load
+    before the swap, since the release would serve fewer companies than the month has."""
     new: int = 0
     changed: int = 0
     unchanged: int = 0
@@ -140,6 +143,9 @@ class Options:
     """Where the release is recorded for the monitors (None: the `DATABASE_URL` setting)."""
     records_dir: Path | None = None
     """Where the release's record store is written (`indexer.records`); None for none."""
+    pointer_dir: Path | None = None
+    """Where the app looks for the alias's store pointer when no store is written: the swap
+    removes it there, so lookups read Elasticsearch rather than last month's store."""
     month: str | None = None
     """The release's month (`YYYY-MM`), kept in the index's `_meta` (`indexer update` compares
     it with the source's newest)."""
@@ -289,6 +295,7 @@ def _tally(
     """Add one bucket's outcome to the report."""
     outcome = result.outcome
     report.documents_written += outcome.created
+    report.rejected += result.errors
     report.duplicates += outcome.duplicates
     report.new += outcome.new
     report.changed += outcome.changed
@@ -319,6 +326,11 @@ def _publish(
             f"Elasticsearch accepted none of the {report.establishments} documents of "
             f"{index}: the live release is left as it was (see the bad rows)"
         )
+    if report.rejected:
+        raise elastic.LoadError(
+            f"Elasticsearch rejected {report.rejected} of the documents of {index} (their "
+            "reasons are among the bad rows): the live release is left as it was"
+        )
     if stored != report.documents_written:
         raise elastic.LoadError(
             f"index {index} holds {stored} documents, {report.documents_written} were written"
@@ -332,8 +344,9 @@ def _publish(
     if options.swap:
         elastic.swap_alias(es, report.alias, index)
         report.live = True
-        if options.records_dir is not None:
-            records.publish(options.records_dir, report.alias, index)
+        pointers = options.records_dir or options.pointer_dir
+        if pointers is not None:  # without a store written here, the pointer is removed
+            records.publish(pointers, report.alias, index)
         database = options.database_url or get_settings().database_url
         report.release_note = record_release(database, report.alias, index)
         report.release_recorded = report.release_note is None

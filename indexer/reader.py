@@ -132,7 +132,12 @@ def _establishment_problem(fields: list[str]) -> Problem:
 
 
 def _company_problem(fields: list[str]) -> Problem:
-    return _root_problem(fields[0])
+    """A company's root as Receita writes it: a lower-case letter would never join its
+    establishments (staged in upper case), so the row is reported rather than kept unjoined."""
+    root = fields[0]
+    if root != root.upper():
+        return "invalid cnpj_basico", f"{root!r}: letters of a root are upper case"
+    return _root_problem(root)
 
 
 def is_date(value: str) -> bool:

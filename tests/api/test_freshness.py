@@ -22,9 +22,9 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from app.monitoring.diff import changes
-from indexer import elastic
+from indexer import documents, elastic
 from indexer.load import data_referencia
-from tests.conftest import PEER_DATA, ROOT, SERPRO, Loader, Server
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT, SERPRO, Loader, Server
 
 HEADER = "X-Data-Referencia"
 
@@ -146,6 +146,29 @@ def test_load_of_which_elasticsearch_takes_nothing_never_goes_live(
         load(PEER_DATA, alias)
     assert elastic.alias_targets(es, alias) == [live.index]
     assert [info.name for info in elastic.list_indices(es, alias)] == [live.index]
+
+
+def test_load_of_which_elasticsearch_refuses_some_documents_never_goes_live(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some documents refused (here: a capital field too small for most companies' capital)
+    is a failed load too: a release that lacks companies of its month never goes live."""
+    alias = new_alias()
+    live = load(PEER_DATA, alias)
+    mapping = elastic.load_mapping()
+    mapping["mappings"]["properties"]["capital_social"] = {"type": "byte"}
+    monkeypatch.setattr(elastic, "load_mapping", lambda: mapping)
+    with pytest.raises(elastic.LoadError, match=r"rejected \d+ of the documents"):
+        load(RECEITA_SAMPLE, alias)
+    assert elastic.alias_targets(es, alias) == [live.index]
+    assert [info.name for info in elastic.list_indices(es, alias)] == [live.index]
+
+
+def test_a_share_capital_past_any_on_record_is_read_as_unknown() -> None:
+    """`1e400` would be an infinite double, which Elasticsearch refuses with the document."""
+    assert documents.capital("1e400") is None
+    assert documents.capital("999999999999999,99") is not None
+    assert documents.capital("1000000000000000,00") is None
 
 
 def test_indexer_command_ends_cleanly(api_server: Server, new_alias: Callable[[], str]) -> None:

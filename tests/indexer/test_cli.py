@@ -233,3 +233,36 @@ def test_a_record_store_failure_ends_the_command_in_one_line() -> None:
     with pytest.raises(typer.Exit) as ended, failing("load"):
         raise lmdb.DiskError("mdb_put: No space left on device")
     assert ended.value.exit_code == 1
+
+
+def test_nothing_fails_after_the_swap_and_a_load_without_store_drops_the_pointer(
+    es: Elasticsearch, new_alias: Callable[[], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report that cannot be written, or a bad setting, is refused before any work (it
+    failed after the alias had moved); a load with `--no-records` removes the alias's store
+    pointer, so lookups read the new release from Elasticsearch, not last month's store; a
+    batch past Elasticsearch's result window is refused as an option."""
+    alias, stores = new_alias(), tmp_path / "stores"
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--report", "/proc/version")
+    assert (code, output.startswith("--report: cannot write /proc/version")) == (2, True), output
+    url = get_settings().elasticsearch_url
+    with monkeypatch.context() as patched:
+        patched.setenv("SMTP_PORT", "abc")
+        get_settings.cache_clear()
+        result = runner.invoke(app, ["load", str(PEER_DATA), "--alias", alias, "--url", url])
+    get_settings.cache_clear()
+    assert result.exit_code == 1, result.output
+    assert "smtp_port" in result.output
+    assert not es.indices.exists_alias(name=alias)
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--records-dir", str(stores))
+    assert code == 0, output
+    pointer = stores / f"{alias}.current"
+    assert pointer.exists()
+    code, output = _invoke(
+        "load", str(PEER_DATA), "--alias", alias, "--records-dir", str(stores), "--no-records"
+    )
+    assert code == 0, output
+    assert not pointer.exists(), "last month's store no longer answers for the alias"
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--batch-size", "12000")
+    assert code == 2
+    assert "--batch-size" in output

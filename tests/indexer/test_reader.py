@@ -79,6 +79,19 @@ def test_read_rows_dirt_reported_and_rest_kept() -> None:
     assert bad == [(4, "invalid cnpj_basico"), (5, "wrong number of columns")]
 
 
+def test_a_company_root_in_lower_case_is_a_bad_row_not_a_company_never_joined() -> None:
+    """Establishments are staged in upper case: `12abc345` would never meet its own."""
+    raw = (
+        b'"12abc345";"X LTDA";"2062";"49";"1000,00";"01";""\n'
+        b'"12ABC345";"Y";"2062";"49";"1,00";"01";""\n'
+    )
+    rows = list(read_rows(io.BytesIO(raw), "Empresas", Kind.EMPRESAS))
+    assert [r.fields[0] for r in rows if isinstance(r, Row)] == ["12ABC345"]
+    assert [(r.line, r.reason) for r in rows if isinstance(r, BadRow)] == [
+        (1, "invalid cnpj_basico")
+    ]
+
+
 latin1_text = st.text(
     alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF, exclude_characters="\r\n"),
     max_size=30,
