@@ -53,7 +53,8 @@ def renamed(error: AppError, names: dict[str, str]) -> AppError:
         if message.startswith(f"{name}:"):
             message = argument + message[len(name) :]
         message = message.replace(f" em {name}:", f" em {argument}:")  # `convert`'s sentences
-    if isinstance(details, dict):
+    if isinstance(details, dict) and not message.startswith("Campo desconhecido"):
+        # an unknown field is the caller's own name: never renamed to the one it must use
         details = {names.get(key, key): value for key, value in details.items()}
         if details.get("campo") in names:
             details["campo"] = names[details["campo"]]

@@ -26,7 +26,7 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 MAX_QUERY = 100
 TIMEOUT = "2s"
-_CODE = re.compile(r"[0-9\s./\-]+")  # ASCII digits: `digits` drops any other
+_CODE = re.compile(r"[0-9 ./\-]+")  # ASCII digits and plain spaces: `digits` drops any other
 _SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
 
 
@@ -120,7 +120,7 @@ def cnae_query(raw: str, field: str = "query") -> dict[str, Any]:
     """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description; a 400 names
     `field`, the parameter the caller typed it in."""
     _check_length(raw, field)
-    if _CODE.fullmatch(raw.strip() or "x"):
+    if _CODE.fullmatch(raw.strip(" ") or "x"):
         code = digits(raw)
         if not 1 <= len(code) <= 7:
             raise bad(field, f"{field}: código CNAE de até 7 dígitos, ou palavras.", raw)

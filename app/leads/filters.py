@@ -190,7 +190,7 @@ def _bad(field: str, message: str, value: Any = None) -> BadRequestError:
 
 
 def _codes(raw: str, field: str) -> list[str]:
-    values = [item.strip() for item in raw.split(",") if item.strip()]
+    values = [item.strip(" ") for item in raw.split(",") if item.strip(" ")]
     if not values or len(values) > MAX_CODES:
         raise _bad(field, f"{field}: de 1 a {MAX_CODES} códigos separados por vírgula.", raw)
     for value in values:
@@ -308,19 +308,22 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         if not read.segmentos and read.resto and filtros.segmento is None and not filtros.cnae:
             found = await _from_words(backends, read.resto, "catalogo", "objetivo")
             segments += [found] if found else []
-        ufs = ufs or (",".join(read.ufs) if read.ufs else None)
-        portes = portes or (",".join(read.portes) if read.portes else None)
+        if ufs is None:  # given, even empty, it is the caller's (and refused if empty)
+            ufs = ",".join(read.ufs) if read.ufs else None
+        if portes is None:
+            portes = ",".join(read.portes) if read.portes else None
     if filtros.segmento is not None:
         segments.append(await _segment(backends, filtros.segmento))
         # "restaurantes em SP": the states named in a segment apply as in an objective, not
         # the whole country; a place given (uf or cidade) wins
         states = objective.read(filtros.segmento).ufs if filtros.cidade is None else []
-        ufs = ufs or (",".join(states) if states else None)
+        if ufs is None:
+            ufs = ",".join(states) if states else None
     if filtros.cnae is not None:
         codes_ = _codes(filtros.cnae, "cnae")
         segments.append(SegmentoLido(segmento=None, nome="CNAE", cnaes=codes_, origem="cnae"))
     if filtros.cnae_grupo is not None:
-        group = filtros.cnae_grupo.strip()
+        group = filtros.cnae_grupo.strip(" ")
         if not (len(group) == 2 and is_code(group)):
             raise _bad("cnae_grupo", "cnae_grupo: divisão CNAE de 2 dígitos (56, 62...).", group)
         segments.append(

@@ -51,11 +51,16 @@ def parse_cnpj(raw: str) -> str:
     """The 14-character CNPJ in `raw` (formatted or not), or a 400 naming the problem."""
     checked = cnpj.check(raw)
     if checked.problem is not None:
-        raise BadRequestError(
-            f"CNPJ inválido: {cnpj.MESSAGES[checked.problem]}",
-            details={"cnpj": raw[:64], "motivo": checked.problem.value},
-        )
+        raise cnpj_refusal(raw, checked.problem)
     return checked.cnpj
+
+
+def cnpj_refusal(raw: str, problem: cnpj.Problem) -> BadRequestError:
+    """The 400 of an invalid CNPJ: the reason in words and as `motivo`."""
+    return BadRequestError(
+        f"CNPJ inválido: {cnpj.MESSAGES[problem]}",
+        details={"cnpj": raw[:64], "motivo": problem.value},
+    )
 
 
 def not_found(number: str) -> NotFoundError:

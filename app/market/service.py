@@ -16,6 +16,7 @@ from app.domain.text import digits
 from app.errors import BadRequestError
 from app.lib.elastic import body, decoder
 from app.lib.operations import Custo, Operacao
+from app.lib.wording import free_text
 from app.search import filters as f
 from app.search.categories import categories, category_clause
 
@@ -32,6 +33,7 @@ Termo = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=100,
+        pattern=free_text(required=True),
         description="Palavras da atividade (acentos e caixa não importam) ou um código CNAE.",
         examples=["padaria", "desenvolvimento de software", "4721"],
     ),
@@ -73,6 +75,7 @@ class MapaMercado(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         msgspec.Meta(
             min_length=1,
             max_length=100,
+            pattern=free_text(required=True),
             description=(
                 "O segmento: código CNAE (2 a 7 dígitos: divisão, grupo, classe, subclasse), "
                 "uma categoria de /v1/seek/cidades/categorias, ou palavras da atividade."
@@ -191,7 +194,7 @@ async def segmentos(backends: Backends, entrada: BuscaSegmentos) -> Segmentos:
 
 async def _resolve(backends: Backends, raw: str) -> tuple[SegmentoResolvido, dict[str, Any]]:
     """The segment as a filter clause: a CNAE code prefix, a category, or words."""
-    text = raw.strip()
+    text = raw.strip(" ")  # plain spaces: a tab or another space is no part of a code
     if f.CNAE_CODE.fullmatch(text):
         clause = f.cnae_clause(text, secondary=False, field="segmento")
         code = digits(text)

@@ -3,11 +3,15 @@ Each declares its arguments (described, required or not); `prompts/get` fills th
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
+from app.domain import cnpj, codes
 from app.lib.wording import CONTROL, CONTROL_REASON, shown
 from app.mcp.protocol import INVALID_PARAMS, RpcError
+from app.related.similar import Escopo
 
 MAX_ARGUMENT = 500
 
@@ -43,7 +47,9 @@ class Prompt:
 
     def render(self, values: dict[str, Any]) -> dict[str, Any]:
         """The prompt's messages with `values` filled in; -32602 for a missing required
-        argument, an unknown one, or a value that is not free text (`CONTROLS`)."""
+        argument (a value of spaces and format characters is none), an unknown one, a value
+        that is not free text (`CONTROLS`), or a `cnpj`, `uf` or `escopo` the tools would
+        refuse (`_CHECKS`)."""
         known = {a.name for a in self.arguments}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -57,7 +63,12 @@ class Prompt:
                 raise RpcError(INVALID_PARAMS, f"{name}: texto de até {MAX_ARGUMENT} caracteres.")
             if CONTROL.search(value):
                 raise RpcError(INVALID_PARAMS, f"{name}: {CONTROL_REASON}.")
-        values = {name: value.strip() for name, value in values.items()}
+        values = {name: value.strip() for name, value in values.items() if _visible(value)}
+        for name, value in values.items():
+            check = _CHECKS.get(name)
+            refusal = check(value) if check is not None else None
+            if refusal is not None:
+                raise RpcError(INVALID_PARAMS, f"{name}: {refusal}")
         missing = [a.name for a in self.arguments if a.required and not values.get(a.name)]
         if missing:
             raise RpcError(INVALID_PARAMS, f"Argumento obrigatório: {', '.join(missing)}.")
@@ -75,6 +86,29 @@ class Prompt:
             ],
         }
 
+
+def _visible(value: str) -> str:
+    """`value` without its spaces and format characters (a zero-width space is no value)."""
+    return "".join(c for c in value if unicodedata.category(c) != "Cf").strip()
+
+
+def _cnpj(value: str) -> str | None:
+    problem = cnpj.check(value).problem
+    return None if problem is None else f"CNPJ inválido: {cnpj.MESSAGES[problem]}"
+
+
+def _uf(value: str) -> str | None:
+    return None if value.upper() in codes.UFS else "sigla de uma UF (SP, PR...)."
+
+
+def _escopo(value: str) -> str | None:
+    scopes = get_args(Escopo)
+    return None if value in scopes else f"use {', '.join(scopes)}."
+
+
+_CHECKS: dict[str, Callable[[str], str | None]] = {"cnpj": _cnpj, "uf": _uf, "escopo": _escopo}
+"""What an argument of each name must be, as the tools it leads to take it: a prompt with a
+bad value would walk the agent into their refusals."""
 
 UF = Argument("uf", "Sigla da UF (SP, PR...), opcional.")
 CIDADE = Argument("cidade", "Município, opcional.")

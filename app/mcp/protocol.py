@@ -17,6 +17,8 @@ from typing import Any
 import msgspec
 
 from app.accounts.keys import redacted
+from app.errors import BadRequestError
+from app.lib import body
 from app.lib.wording import invalid
 
 LATEST = "2025-11-25"
@@ -105,14 +107,15 @@ class Reply(msgspec.Struct, kw_only=True):
 
 
 ENCODER = msgspec.json.Encoder(decimal_format="number")
-_decoder = msgspec.json.Decoder()
 
 
 def _decode(raw: bytes) -> Any:
+    """The body's JSON, read as REST reads it; what is wrong with it in REST's words (the
+    syntax error and its byte, bad UTF-8, a lone surrogate, nesting too deep)."""
     try:
-        return _decoder.decode(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        raise RpcError(PARSE_ERROR, "Parse error: o corpo não é JSON válido.", status=400) from None
+        return body.decode(raw)
+    except BadRequestError as error:
+        raise RpcError(PARSE_ERROR, f"Parse error: {error.message}", status=400) from None
 
 
 def parse(raw: bytes) -> Message:

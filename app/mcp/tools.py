@@ -16,6 +16,7 @@ from app.leads import lots
 from app.leads import service as leads
 from app.lib import paging
 from app.lib.operations import Custo, Operacao
+from app.lib.wording import free_text
 from app.lookup.service import CONSULTAR_CNPJ, ConsultaCnpj, consultar
 from app.market.service import (
     DESCOBRIR_SEGMENTOS,
@@ -86,7 +87,9 @@ class Tool:
         return self.operation.nome
 
 
-Texto = Annotated[str, msgspec.Meta(min_length=1, max_length=f.MAX_TEXT)]
+Texto = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=f.MAX_TEXT, pattern=free_text(required=True))
+]
 Limite = Annotated[int, msgspec.Meta(ge=1, le=f.MAX_LIMIT, description="Itens por página.")]
 Cursor = paging.CursorTexto
 Uf = Annotated[

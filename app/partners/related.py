@@ -21,6 +21,7 @@ from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
 from app.lib.operations import Custo, Operacao
+from app.lib.wording import CONTROL, CONTROL_REASON
 
 BUSCAR_SOCIOS_RELACIONADOS = Operacao("buscar_socios_relacionados", Custo.BUSCA)
 DEFAULT_LIMIT = 20
@@ -108,7 +109,7 @@ def masked_document(raw: str) -> str:
     value = raw.strip()
     if _MASKED.fullmatch(value):
         return value
-    digits = re.sub(r"[.\-/\s]", "", value).upper()
+    digits = re.sub(r"[.\-/ ]", "", value).upper()  # a tab or another space is no formatting
     if is_code(digits) and len(digits) == 11:
         return f"***{digits[3:9]}**"
     if is_code(digits) and len(digits) == 6:
@@ -128,6 +129,8 @@ def check_filters(entrada: BuscaSocios) -> Filtros:
         raise BadRequestError(f"nome: no máximo {MAX_NAME} caracteres.", {"campo": "nome"})
     if doc is not None and len(doc) > MAX_DOC:
         raise BadRequestError(f"doc: no máximo {MAX_DOC} caracteres.", {"campo": "doc"})
+    if nome is not None and CONTROL.search(nome):
+        raise BadRequestError(f"nome: {CONTROL_REASON}.", {"campo": "nome"})
     name = normalize_name(nome or "") or None
     if nome is not None and name is None:
         raise BadRequestError(

@@ -20,7 +20,8 @@ from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
 from app.lib.operations import Custo, Operacao
-from app.lookup.service import ConsultaCnpj, consultar
+from app.lib.wording import free_text
+from app.lookup.service import ConsultaCnpj, cnpj_refusal, consultar
 
 ENCONTRAR_RELACIONADAS = Operacao("encontrar_empresas_relacionadas", Custo.BUSCA)
 Tipo = Literal["socio", "telefone", "email", "endereco"]
@@ -56,6 +57,7 @@ class BuscaRelacionadas(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
         msgspec.Meta(
             min_length=1,
             max_length=200,
+            pattern=free_text(required=True),
             description=(
                 "O valor (nome do sócio; telefone com DDD; e-mail; 'CEP número') ou um CNPJ, "
                 "cujos sócios, telefones, e-mails ou endereço são procurados em outras empresas."
@@ -194,11 +196,28 @@ def _shared(tipo: str, source: Fonte, alvo: _Alvo) -> list[str]:
     return [alvo.labels[key]] if key in alvo.labels else []
 
 
+_CHECK_DIGITS = (cnpj.Problem.ZEROS, cnpj.Problem.FIRST_DIGIT, cnpj.Problem.SECOND_DIGIT)
+
+
+def _meant_as_cnpj(kind: str, value: str, number: cnpj.Check) -> bool:
+    """Whether an invalid `value` is a CNPJ gone wrong rather than a value of `kind`: a CNPJ's
+    shape with a wrong check digit (no phone, e-mail or address has it), or, for a partner,
+    a dozen digits or more without a letter (no name is that)."""
+    if number.problem in _CHECK_DIGITS:
+        return True
+    no_letter = not any(char.isalpha() for char in value)
+    return kind == "socio" and no_letter and sum(char.isdigit() for char in value) >= 12
+
+
 async def relacionadas(backends: Backends, entrada: BuscaRelacionadas) -> Relacionadas:
     """One page of the companies sharing the value (or the CNPJ's values), by CNPJ."""
     number = cnpj.check(entrada.value)
     if number.valid:
         alvo = await _from_company(backends, entrada.kind, number.cnpj)
+    elif number.problem is not None and _meant_as_cnpj(entrada.kind, entrada.value, number):
+        refusal = cnpj_refusal(entrada.value, number.problem)  # as every CNPJ argument gets it
+        refusal.details = {"campo": "value", **refusal.details}
+        raise refusal
     else:
         alvo = _from_value(entrada.kind, entrada.value)
     if alvo.clause is None:

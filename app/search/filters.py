@@ -203,7 +203,7 @@ def estado(raw: str | None, field: str = "uf") -> str | None:
     naming `field` for anything else."""
     if raw is None:
         return None
-    sigla = raw.strip().upper()
+    sigla = raw.strip(" ").upper()  # plain spaces: a tab or another space is no spacing
     if len(raw) > 8 or sigla not in codes.UFS:
         raise bad(field, f"{field}: sigla de um dos 27 estados (SP, RJ...).", raw)
     return sigla
@@ -264,14 +264,15 @@ def _ufs(raw: str) -> list[str]:
     return _codes("uf", raw, _UF_TABLE)
 
 
-CNAE_CODE = re.compile(r"[0-9\s./\-]+")
-_CEP = re.compile(r"\s*[0-9][0-9.\- ]*\s*")
+CNAE_CODE = re.compile(r"[0-9 ./\-]+")
+"""A CNAE code as people write it: ASCII digits with optional punctuation and plain spaces
+(`4711-3/02`); a digit of another script, a control character or another space is no part of
+a code (`digits` would drop it)."""
+_CEP = re.compile(r" *[0-9][0-9.\- ]*")
 """A CEP or its first digits as people write them (`80010-000`, `80.010`): a letter is refused,
 not dropped (`5353484O`, a letter O for a zero, would search another CEP)."""
 _NATUREZA = re.compile(r"[0-9]{3}[-.]?[0-9]")
 """A legal nature's code, as Receita prints it (`206-2`) or bare (`2062`)."""
-"""A CNAE code as people write it: ASCII digits with optional punctuation (`4711-3/02`); a
-digit of another script is no digit of a code (`digits` would drop it)."""
 
 
 def cnae_clause(raw: str, secondary: bool, field: str = "cnae") -> dict[str, Any]:

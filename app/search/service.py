@@ -21,6 +21,7 @@ from app.domain.summary import Resumo, resumo
 from app.errors import BadRequestError
 from app.lib import paging
 from app.lib.listing import Listing, fetch
+from app.lib.wording import CONTROL, CONTROL_REASON
 from app.search import filters as f
 from app.search.names import RELAX_BELOW, name_query, ranking_boosts, relaxed_query, words
 
@@ -119,6 +120,8 @@ def build_query(
     f.check_common(filters)
     name = "q" if mode is Modo.SEARCH else "nome"
     text = filters.q if mode is Modo.SEARCH else filters.nome
+    if text is not None and CONTROL.search(text):  # as every free text, and the tools' nome
+        raise f.bad(name, f"{name}: {CONTROL_REASON}.", text)
     terms = words(text) if text is not None else []
     if text is not None and not terms:
         raise f.bad(name, f"{name}: sem letras nem algarismos para buscar.", text)

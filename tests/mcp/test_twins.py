@@ -286,3 +286,59 @@ def test_cnpj_refusals_give_the_reason_rest_gives(
         assert rest.status_code == 400
         assert rest.json()["details"]["motivo"] == motivo
         assert rest.json()["message"] in said
+
+
+def _refused(client: httpx.Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = rpc(
+        client, "tools/call", {"name": name, "arguments": arguments}
+    ).json()["result"]
+    assert result["isError"] is True, result
+    return result
+
+
+def test_values_once_read_loosely_are_refused_on_both_faces(client: httpx.Client) -> None:
+    """A CNPJ gone wrong is not searched as a partner's name, a tab or another space is no
+    formatting of a document or a CNAE code, an empty `uf` is not "no state", and a refused
+    unknown argument names itself, not the argument to use instead."""
+    wrong_digit = "00251126000130"
+    refused = {
+        "/v1/relacionadas": {"kind": "socio", "value": wrong_digit},
+        "/v1/socios/relacionados": {"doc": "0025112\u00a06000139"},
+        "/v1/seek": {"cnae": "56\x1c11"},
+        "/v1/leads/contagem": {"segmento": "restaurantes", "uf": ""},
+    }
+    for path, params in refused.items():
+        answer = client.get(path, params=params)
+        assert answer.status_code == 400, (path, answer.text)
+    long_one = client.get("/v1/relacionadas", params={"kind": "socio", "value": "9" * 15})
+    assert long_one.json()["details"]["motivo"] == "tamanho"
+    socio = {"kind": "socio", "value": wrong_digit}
+    related = _refused(client, "encontrar_empresas_relacionadas", socio)
+    assert "CNPJ inválido" in related["content"][0]["text"]
+    unknown = _refused(client, "buscar_empresas", {"cnae": "5611", "municipio": "Curitiba"})
+    assert '"campo":"municipio"' in unknown["content"][0]["text"]
+
+
+@pytest.mark.parametrize("odd", ["\x00", "\u202e", "\n"])
+def test_free_text_refuses_control_characters_on_both_faces(client: httpx.Client, odd: str) -> None:
+    """A NUL, a bidirectional override or a line break in a name, a term, a segment or a related
+    value is refused naming the field, as in a city or a label, never searched nor echoed."""
+    rest = {
+        "/v1/search": {"q": f"padaria{odd}"},
+        "/v1/nome": {"nome": f"padaria{odd}"},
+        "/v1/socios/relacionados": {"nome": f"maria{odd}"},
+        "/v1/segmentos": {"termo": f"padaria{odd}"},
+        "/v1/mercado": {"segmento": f"restaurantes{odd}"},
+        "/v1/relacionadas": {"kind": "email", "value": f"a{odd}b@x.com"},
+    }
+    for path, params in rest.items():
+        answer = client.get(path, params=params)
+        assert answer.status_code == 400, (path, answer.text)
+        assert "controle" in answer.json()["message"], path
+    tools = {
+        "buscar_empresas": {"nome": f"padaria{odd}"},
+        "descobrir_segmentos_cnae": {"termo": f"padaria{odd}"},
+        "mapear_mercado_empresas": {"segmento": f"restaurantes{odd}"},
+    }
+    for name, arguments in tools.items():
+        assert "controle" in _refused(client, name, arguments)["content"][0]["text"], name
