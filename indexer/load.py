@@ -31,7 +31,15 @@ from indexer.reader import BadRow, read_rows
 from indexer.readjob import SAMPLE_SIZE, ReadJob, ReadResult, read_file
 from indexer.references import References, load_fixtures
 from indexer.runtime import deaf_to_ctrl_c, relax_gc
-from indexer.sources import REFERENCE_KINDS, Ignored, Kind, Recognised, scan
+from indexer.sources import (
+    REFERENCE_KINDS,
+    Ignored,
+    Kind,
+    Recognised,
+    Source,
+    kind_from_name,
+    scan,
+)
 from indexer.staging import Staging, megabytes
 
 
@@ -435,6 +443,32 @@ def _month_folder(path: Path, item: Recognised) -> str | None:
     return next((part for part in inside.parts if _MONTH.fullmatch(part)), None)
 
 
+MAIN_KINDS = (Kind.EMPRESAS, Kind.ESTABELECIMENTOS, Kind.SOCIOS, Kind.SIMPLES)
+
+
+def _check_named_parts(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
+    """Every file named as a main part of the month (`Socios0.zip`, `...ESTABELE2`) must give
+    rows of it: a zip with no member, with only a note, or a file in another format (tab
+    separated) would leave that part out of a release that goes live."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    served = {item.source.path for item in recognised}
+    said = {item.source.path: item.reason for item in ignored}
+    empty = [
+        (file, kind)
+        for file in files
+        if (kind := kind_from_name(Source(file, None))) in MAIN_KINDS and file not in served
+    ]
+    if empty:
+        names = ", ".join(
+            f"{file.name} (named like {kind.value}: {said.get(file, 'no file inside')})"
+            for file, kind in empty[:3]
+        )
+        raise elastic.LoadError(
+            f"{path}: {len(empty)} file(s) named as a part of the month give none of its rows: "
+            f"{names}; fix or remove them (the live release is left as it was)"
+        )
+
+
 def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
     truncated zip: it may hold any part of the month), a file named as a part of the month whose
@@ -455,6 +489,7 @@ def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignor
             f"{path}: {len(misfits)} file(s) named as part of the month do not read as it: "
             f"{names}; fix or remove them (the live release is left as it was)"
         )
+    _check_named_parts(path, recognised, ignored)
     months = sorted({month for item in recognised if (month := _month_folder(path, item))})
     if len(months) > 1:
         raise elastic.LoadError(

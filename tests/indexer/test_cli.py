@@ -130,6 +130,15 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     regime = _release(tmp_path, "regime")  # a tax-regime file whose header changed
     with zipfile.ZipFile(regime / "Lucro Real.zip", "w") as archive:
         archive.writestr("Lucro Real.csv", "ano;cnpj;cnpj_da_scp;forma_de_tributacao;qtde\n")
+    hollow = _release(tmp_path, "hollow")  # a zip named as a part, with no member
+    with zipfile.ZipFile(hollow / "Socios0.zip", "w"):
+        pass
+    note = _release(tmp_path, "note")  # a zip named as a part, holding only a note
+    with zipfile.ZipFile(note / "Simples.zip", "w") as archive:
+        archive.writestr("LEIAME.txt", "Arquivo em manutenção.\n")
+    tabbed = _release(tmp_path, "tabbed")  # a part in another format: tab separated
+    with zipfile.ZipFile(tabbed / "Estabelecimentos1.zip", "w") as archive:
+        archive.writestr("K3241.K03200Y1.D50308.ESTABELE", "\t".join(['"1"'] * 30) + "\n")
     no_companies = _release(tmp_path, "no-companies")  # establishments without their companies
     for part in no_companies.glob("Empresas*.zip"):
         part.unlink()
@@ -147,6 +156,9 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (regime, "Lucro Real.zip:Lucro Real.csv (named like regimes but its first line"),
         (months, "it holds 2 months (2025-11, 2025-12)"),
         (no_companies, "no companies file (Empresas*.zip)"),
+        (hollow, "Socios0.zip (named like socios: no file inside)"),
+        (note, "Simples.zip (named like simples: not a CSV file"),
+        (tabbed, "Estabelecimentos1.zip (named like estabelecimentos: not a CSV file"),
     ]
     for folder, said in cases:
         code, output = _invoke("load", str(folder), "--alias", alias)
