@@ -241,6 +241,7 @@ def load(
         records_dir=records_dir if records else None,
         pointer_dir=records_dir,
         database_url=database_url,
+        lock_dir=records_dir,
     )
     es = elastic.connect(url)
     try:
@@ -423,7 +424,7 @@ def update(
     options = Options(
         url=url, alias=alias,
         bad_rows_file=STATE / "reports" / f"{alias}-{stamp}-bad-rows.csv",
-        records_dir=records_dir, shards=shards, replicas=replicas,
+        records_dir=records_dir, shards=shards, replicas=replicas, lock_dir=records_dir,
     )  # fmt: skip
     try:
         with transfer_bar() as progress_bar, _stoppable("update"):

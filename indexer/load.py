@@ -158,7 +158,10 @@ class Options:
     """The release's month (`YYYY-MM`), kept in the index's `_meta` (`indexer update` compares
     it with the source's newest)."""
     lock_dir: Path | None = None
-    """Where the alias's load lock lives (None: the system's temporary folder)."""
+    """Where the alias's load lock lives (None: the system's temporary folder). The commands
+    keep it in the records folder, the alias's state on this machine, not in a temporary folder
+    that two sessions may see apart (a service's private /tmp, another TMPDIR): a second load
+    there would take the first one's index for one left by a killed load and delete it."""
 
 
 class Progress:

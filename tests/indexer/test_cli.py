@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import zipfile
@@ -278,3 +279,22 @@ def test_nothing_fails_after_the_swap_and_a_load_without_store_drops_the_pointer
     code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--batch-size", "12000")
     assert code == 2
     assert "--batch-size" in output
+
+
+def test_one_load_of_an_alias_at_a_time_whatever_the_temporary_folder(
+    new_alias: Callable[[], str], tmp_path: Path
+) -> None:
+    """The lock lives in the records folder, the alias's state on the machine: a second load
+    from a session with another temporary folder (a service's private /tmp) still meets it."""
+    alias, stores = new_alias(), tmp_path / "stores"
+    stores.mkdir()
+    with (stores / f"cnpj-indexer-{alias}.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a load of the alias is running
+        code, output = _invoke(
+            "load", str(PEER_DATA), "--alias", alias, "--records-dir", str(stores)
+        )
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert code == 1, output
+    assert f"another load of {alias} is running" in output
+    code, output = _invoke("load", str(PEER_DATA), "--alias", alias, "--records-dir", str(stores))
+    assert code == 0, output
