@@ -199,8 +199,9 @@ def _regime_problem(fields: list[str]) -> Problem:
     """A tax-regime row: a year, a valid CNPJ, the SCP's CNPJ or `0`, a form of taxation and a
     count of bookkeepings."""
     year = fields[0].strip()
-    if not (len(year) == 4 and year.isascii() and year.isdigit()):
-        return "invalid ano", repr(fields[0])
+    latest = dt.date.today().year + 1
+    if not (len(year) == 4 and year.isascii() and year.isdigit() and 1990 <= int(year) <= latest):
+        return "invalid ano", f"{fields[0]!r}: a year from 1990 to {latest}"
     check = cnpj.check(fields[1])
     if check.problem is not None:
         return "invalid CNPJ", f"{fields[1]!r}: {cnpj.MESSAGES[check.problem]}"

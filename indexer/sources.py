@@ -263,7 +263,7 @@ def recognise(source: Source) -> Recognised | Ignored:
             return Ignored(source, "unreadable: named .zip but not a zip archive")
         lines = first_lines(source, SAMPLED)
         if not lines:
-            named = kind_from_name(source)
+            named = Kind.REGIMES if named_like_regime(source) else kind_from_name(source)
             return Ignored(source, f"named like {named.value} but empty" if named else "empty file")
         if is_regime_header(lines[0]):
             return Recognised(source, Kind.REGIMES)

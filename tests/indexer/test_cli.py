@@ -131,6 +131,8 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     regime = _release(tmp_path, "regime")  # a tax-regime file whose header changed
     with zipfile.ZipFile(regime / "Lucro Real.zip", "w") as archive:
         archive.writestr("Lucro Real.csv", "ano;cnpj;cnpj_da_scp;forma_de_tributacao;qtde\n")
+    blank_regime = _release(tmp_path, "blank-regime")  # a tax-regime file left empty
+    (blank_regime / "Lucro Real.csv").write_bytes(b"")
     hollow = _release(tmp_path, "hollow")  # a zip named as a part, with no member
     with zipfile.ZipFile(hollow / "Socios0.zip", "w"):
         pass
@@ -158,6 +160,7 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (months, "it holds 2 months (2025-11, 2025-12)"),
         (no_companies, "no companies file (Empresas*.zip)"),
         (hollow, "Socios0.zip (named like socios: no file inside)"),
+        (blank_regime, "Lucro Real.csv (named like regimes but empty)"),
         (note, "Simples.zip (named like simples: not a CSV file"),
         (tabbed, "Estabelecimentos1.zip (named like estabelecimentos: not a CSV file"),
     ]

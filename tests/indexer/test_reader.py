@@ -179,6 +179,7 @@ def test_regime_rows_read_with_their_header_bad_rows_named(tmp_path: Path) -> No
         "2023,33.683.111/0002-80,12,LUCRO REAL,1",
         "2023,33.683.111/0002-80,0,,1",
         "2023,33.683.111/0002-80,0,LUCRO REAL,um",
+        "9999,33.683.111/0002-80,0,LUCRO REAL,1",
         "2022,12.abc.345/01de-35,00.000.000/0001-91,IMUNE DO IRPJ,",
     ]
     path = tmp_path / "Lucro Presumido 2023.csv"
@@ -189,7 +190,7 @@ def test_regime_rows_read_with_their_header_bad_rows_named(tmp_path: Path) -> No
         rows = list(read_rows(stream, path.name, Kind.REGIMES))
     assert [row.reason for row in rows if isinstance(row, BadRow)] == [
         "invalid ano", "invalid CNPJ", "invalid cnpj_da_scp", "invalid forma_de_tributacao",
-        "invalid quantidade_de_escrituracoes",
+        "invalid quantidade_de_escrituracoes", "invalid ano",
     ]  # fmt: skip
     good = [stage(Kind.REGIMES, row.fields) for row in rows if isinstance(row, Row)]
     assert good == [
