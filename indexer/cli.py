@@ -219,6 +219,8 @@ def load(
     writable(bad_rows, "--bad-rows")
     if records:
         writable_folder(records_dir, "--records-dir")
+    if workdir is not None:
+        writable_folder(workdir, "--workdir")
     with failing("load"):  # the settings, read before any work: not failed after the swap
         database_url = get_settings().database_url
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")

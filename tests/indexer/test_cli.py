@@ -224,8 +224,9 @@ def test_cli_commands_fail_in_one_line_before_any_work(
 
 def test_records_dir_checked_before_any_work(new_alias: Callable[[], str], tmp_path: Path) -> None:
     """A folder the store cannot be written in is refused at once (it failed only after the
-    whole month was read and indexed); a file is no folder; and so is a bad-rows file that
-    cannot be written (it failed after the staging folder was made, and left it)."""
+    whole month was read and indexed); a file is no folder, for the store or the staging
+    (`--workdir`); and so is a bad-rows file that cannot be written (it failed after the
+    staging folder was made, and left it)."""
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     for folder, said in (("/proc", "cannot write in /proc"), (str(a_file), "is a file")):
@@ -241,6 +242,9 @@ def test_records_dir_checked_before_any_work(new_alias: Callable[[], str], tmp_p
     )
     assert code == 2, output
     assert output.startswith("--bad-rows: cannot write /proc/nope/bad.csv")
+    code, output = _invoke("load", str(PEER_DATA), "--alias", new_alias(), "--workdir", str(a_file))
+    assert code == 2, output
+    assert output.startswith("--workdir: ")
 
 
 def test_a_record_store_failure_ends_the_command_in_one_line() -> None:
