@@ -450,10 +450,13 @@ MAIN_KINDS = (Kind.EMPRESAS, Kind.ESTABELECIMENTOS, Kind.SOCIOS, Kind.SIMPLES)
 
 
 def _check_named_parts(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
-    """Every file named as a main part of the month (`Socios0.zip`, `...ESTABELE2`) must give
-    rows of it: a zip with no member, with only a note, or a file in another format (tab
-    separated) would leave that part out of a release that goes live."""
+    """Every zip named as a main part of the month (`Socios0.zip`) must give rows of it: one
+    with no member, with only a note, or with its part in another format (tab separated) would
+    leave that part out of a release that goes live. (A plain file named like a part may be a
+    note about it, such as a checksum `Socios0.zip.md5`, or a member extracted beside its zip:
+    those are ignored, as before.)"""
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = [file for file in files if file.suffix.lower() == ".zip"]
     served = {item.source.path for item in recognised}
     said = {item.source.path: item.reason for item in ignored}
     empty = [
