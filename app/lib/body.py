@@ -136,13 +136,20 @@ def refuse_nulls(given: dict[str, Any], value: Any) -> None:
             )
 
 
-def single_values(params: dict[str, list[str]]) -> dict[str, str]:
-    """Query parameters as one value each; 400 naming a parameter given more than once."""
+def refuse_repeated(params: dict[str, list[str]]) -> None:
+    """400 naming a parameter or form field given more than once, rather than one of its values
+    taken silently."""
     repeated = sorted(name for name, values in params.items() if len(values) > 1)
     if repeated:
         raise BadRequestError(
             f"Parâmetro repetido: {', '.join(repeated)}.", details={"campo": repeated[0]}
         )
+
+
+def single_values(params: dict[str, list[str]]) -> dict[str, str]:
+    """Query parameters (or form fields, once `refuse_repeated` passed them) as one value each:
+    a query parameter given more than once never reaches a handler (`refuse_repeated` runs in
+    `app.lib.guards.reject_unknown_query`, on every route and page)."""
     return {name: values[0] for name, values in params.items()}
 
 

@@ -10,7 +10,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from app.auth.access import ELSEWHERE, STRAY_QUERY
 from app.errors import BadRequestError, UnauthorizedError
-from app.lib.body import single_values
+from app.lib.body import refuse_repeated
 
 
 async def reject_unknown_query(
@@ -37,7 +37,7 @@ async def reject_unknown_query(
             details={"campo": shown[0], "desconhecidos": shown, "aceitos": sorted(allowed)},
         )
     if given:
-        single_values(connection.query_params.dict())
+        refuse_repeated(connection.query_params.dict())
     if not connection.scope["path"].isascii() and any(
         isinstance(value, int) for value in connection.path_params.values()
     ):  # `int()` reads other scripts' digits: `/monitoramentos/９６３` is no path of an id

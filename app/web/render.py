@@ -20,7 +20,7 @@ from app.auth.gate import Gate
 from app.auth.gate import text as storable
 from app.context import Backends
 from app.errors import AppError, BadRequestError
-from app.lib.body import single_values
+from app.lib.body import refuse_repeated, single_values
 from app.lib.wording import shown
 from app.web.visit import CSRF_FIELD, Visita, check_form, draw, require_account
 
@@ -70,6 +70,7 @@ async def form_of(request: Request[Any, Any, Any], lists: tuple[str, ...] = ()) 
     for key, item in await _pairs(request):
         given.setdefault(key[:100], []).append(_field(key, item))
     values: dict[str, Any] = {name: given.pop(name) for name in lists if name in given}
+    refuse_repeated(given)
     return {**single_values(given), **values}
 
 
