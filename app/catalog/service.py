@@ -8,7 +8,6 @@ starting with the text, rank first; ties go to the entries with more establishme
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 import msgspec
@@ -16,7 +15,7 @@ from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 
 from app.context import Backends
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
-from app.domain.text import digits, is_code, normalize
+from app.domain.text import TYPED_CODE, digits, is_code, normalize, trim
 from app.errors import CATALOG_UNAVAILABLE, elastic_failure
 from app.lib.elastic import body
 from app.lib.operations import Custo, Operacao
@@ -26,7 +25,6 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 MAX_QUERY = 100
 TIMEOUT = "2s"
-_CODE = re.compile(r"[0-9 ./\-]+")  # ASCII digits and plain spaces: `digits` drops any other
 _SORT: list[Any] = [{"_score": "desc"}, {"empresas": "desc"}, {"codigo": "asc"}]
 
 
@@ -120,7 +118,7 @@ def cnae_query(raw: str, field: str = "query") -> dict[str, Any]:
     """A code prefix (`47`, `4711`, `4711-3/02`) or words of the description; a 400 names
     `field`, the parameter the caller typed it in."""
     _check_length(raw, field)
-    if _CODE.fullmatch(raw.strip(" ") or "x"):
+    if TYPED_CODE.fullmatch(trim(raw) or "x"):
         code = digits(raw)
         if not 1 <= len(code) <= 7:
             raise bad(field, f"{field}: código CNAE de até 7 dígitos, ou palavras.", raw)

@@ -172,6 +172,19 @@ def is_code(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+TYPED_CODE = re.compile(r"[0-9 ./\-]+")
+"""A code as people write it (`4711-3/02`, `80.010`): ASCII digits, the dots, slash and dash of
+its formatting, and plain spaces. A digit of another script, a control character, a tab or another
+kind of space is no part of a code (`digits` would drop it): refused, not dropped."""
+
+
+def trim(text: str) -> str:
+    """`text` without the plain spaces around it. Only plain spaces: a tab, a line break or another
+    kind of space around a value is not spacing people type, and is left for the value's check to
+    refuse (`TYPED_CODE`, a state's sigla, a CNPJ)."""
+    return text.strip(" ")
+
+
 def digits(text: str) -> str:
     """Only the ASCII digits of `text` (phones, CEP, codes)."""
     return "".join(char for char in text if "0" <= char <= "9")

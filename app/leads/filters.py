@@ -15,7 +15,7 @@ import msgspec
 
 from app.catalog.service import BuscaCnae, search_cnaes
 from app.context import Backends
-from app.domain.text import digits, is_code, tokens
+from app.domain.text import digits, is_code, tokens, trim
 from app.errors import BadRequestError, renamed
 from app.leads import objective, score
 from app.leads.vocabulary import stem, vocabulary
@@ -190,7 +190,7 @@ def _bad(field: str, message: str, value: Any = None) -> BadRequestError:
 
 
 def _codes(raw: str, field: str) -> list[str]:
-    values = [item.strip(" ") for item in raw.split(",") if item.strip(" ")]
+    values = [trim(item) for item in raw.split(",") if trim(item)]
     if not values or len(values) > MAX_CODES:
         raise _bad(field, f"{field}: de 1 a {MAX_CODES} códigos separados por vírgula.", raw)
     for value in values:
@@ -323,7 +323,7 @@ async def resolve(backends: Backends, filtros: FiltrosLead) -> Resolvidos:
         codes_ = _codes(filtros.cnae, "cnae")
         segments.append(SegmentoLido(segmento=None, nome="CNAE", cnaes=codes_, origem="cnae"))
     if filtros.cnae_grupo is not None:
-        group = filtros.cnae_grupo.strip(" ")
+        group = trim(filtros.cnae_grupo)
         if not (len(group) == 2 and is_code(group)):
             raise _bad("cnae_grupo", "cnae_grupo: divisão CNAE de 2 dígitos (56, 62...).", group)
         segments.append(

@@ -12,7 +12,7 @@ from app.catalog.service import BuscaCnae, cnae_descriptions, search_cnaes
 from app.context import Backends
 from app.domain import codes
 from app.domain.catalog import CnaeItem, MunicipioItem, catalog_name
-from app.domain.text import digits
+from app.domain.text import TYPED_CODE, digits, trim
 from app.errors import BadRequestError
 from app.lib.elastic import body, decoder
 from app.lib.operations import Custo, Operacao
@@ -194,8 +194,8 @@ async def segmentos(backends: Backends, entrada: BuscaSegmentos) -> Segmentos:
 
 async def _resolve(backends: Backends, raw: str) -> tuple[SegmentoResolvido, dict[str, Any]]:
     """The segment as a filter clause: a CNAE code prefix, a category, or words."""
-    text = raw.strip(" ")  # plain spaces: a tab or another space is no part of a code
-    if f.CNAE_CODE.fullmatch(text):
+    text = trim(raw)
+    if TYPED_CODE.fullmatch(text):
         clause = f.cnae_clause(text, secondary=False, field="segmento")
         code = digits(text)
         named = await cnae_descriptions(backends, [code])

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
 from app.domain import codes
-from app.domain.text import digits, is_code, normalize
+from app.domain.text import TYPED_CODE, digits, is_code, normalize, trim
 from app.errors import BadRequestError
 from app.lib import body
 from app.lib.paging import MAX_CURSOR
@@ -203,7 +203,7 @@ def estado(raw: str | None, field: str = "uf") -> str | None:
     naming `field` for anything else."""
     if raw is None:
         return None
-    sigla = raw.strip(" ").upper()  # plain spaces: a tab or another space is no spacing
+    sigla = trim(raw).upper()
     if len(raw) > 8 or sigla not in codes.UFS:
         raise bad(field, f"{field}: sigla de um dos 27 estados (SP, RJ...).", raw)
     return sigla
@@ -264,10 +264,6 @@ def _ufs(raw: str) -> list[str]:
     return _codes("uf", raw, _UF_TABLE)
 
 
-CNAE_CODE = re.compile(r"[0-9 ./\-]+")
-"""A CNAE code as people write it: ASCII digits with optional punctuation and plain spaces
-(`4711-3/02`); a digit of another script, a control character or another space is no part of
-a code (`digits` would drop it)."""
 _CEP = re.compile(r" *[0-9][0-9.\- ]*")
 """A CEP or its first digits as people write them (`80010-000`, `80.010`): a letter is refused,
 not dropped (`5353484O`, a letter O for a zero, would search another CEP)."""
@@ -279,7 +275,7 @@ def cnae_clause(raw: str, secondary: bool, field: str = "cnae") -> dict[str, Any
     """The filter of a CNAE code of 2 to 7 digits on the primary activity (or any activity
     with `secondary`); a 400 naming `field` for anything else."""
     code = digits(raw)
-    if len(code) not in (2, 3, 4, 5, 7) or not CNAE_CODE.fullmatch(raw):
+    if len(code) not in (2, 3, 4, 5, 7) or not TYPED_CODE.fullmatch(raw):
         message = f"{field}: código de 2 (divisão), 3 (grupo), 4-5 (classe) ou 7 dígitos."
         raise bad(field, message, raw)
     if secondary:
@@ -358,52 +354,55 @@ def facet_names(filters: Filtros) -> list[str]:
     return names
 
 
-def understood(filters: Filtros) -> dict[str, Any]:
-    """The set filters as `clauses` reads them (codes for names, digits for punctuated codes,
+class Aplicados(NamedTuple):
+    """What a search applies of its filters."""
+
+    clauses: list[dict[str, Any]]
+    """The Elasticsearch filter clauses of every structured filter that is set."""
+    understood: dict[str, Any]
+    """The set filters as the clauses read them (codes for names, digits for punctuated codes,
     the compared form of a city's name and of an e-mail), for the answer to echo what was
-    applied rather than what was typed; the others as given. Call after `clauses`: the values
-    are valid by then."""
-    values: dict[str, Any] = msgspec.to_builtins(filters)
-    tables = {"uf": _UF_TABLE, "porte": _PORTES, "situacao": _SITUACOES,
-              "regime_tributario": _REGIMES}  # fmt: skip
-    for name, table in tables.items():
-        if values.get(name) is not None:
-            values[name] = _codes(name, values[name], table)
-    for name in ("cnae", "telefone", "cep", "natureza"):
-        if values.get(name) is not None:
-            values[name] = digits(values[name])
-    if filters.email is not None:
-        values["email"] = filters.email.strip().lower()
-    if filters.municipio is not None:
-        value = filters.municipio.strip()
-        values["municipio"] = value if is_code(value) else normalize(value)
-    return values
+    applied rather than what was typed; the others as given."""
 
 
 def clauses(filters: Filtros) -> list[dict[str, Any]]:
     """The filter clauses of every structured filter that is set."""
+    return applied(filters).clauses
+
+
+def applied(filters: Filtros) -> Aplicados:
+    """The clauses of the set filters and the values they apply; a 400 naming the field for a
+    bad value."""
     found: list[dict[str, Any]] = []
+    seen: dict[str, Any] = msgspec.to_builtins(filters)
     if filters.uf is not None:
-        found.append({"terms": {"endereco.uf": _ufs(filters.uf)}})
+        seen["uf"] = _ufs(filters.uf)
+        found.append({"terms": {"endereco.uf": seen["uf"]}})
     if filters.cnae is not None:
         found.append(cnae_clause(filters.cnae, bool(filters.cnae_secundario)))
+        seen["cnae"] = digits(filters.cnae)
     if filters.categoria is not None:
         found.append(category_clause(filters.categoria))
     if filters.telefone is not None:
         found.append(_phone_clause(filters.telefone))
+        seen["telefone"] = digits(filters.telefone)
     if filters.email is not None:
         email = filters.email.strip()
         if not _EMAIL.fullmatch(email):
             raise bad("email", "email: endereço completo (nome@dominio).", filters.email)
-        found.append({"term": {"contato.emails": email.lower()}})
+        seen["email"] = email.lower()
+        found.append({"term": {"contato.emails": seen["email"]}})
     if filters.municipio is not None:
         found.append(_municipio_clause(filters.municipio))
+        value = filters.municipio.strip()
+        seen["municipio"] = value if is_code(value) else normalize(value)
     if filters.cep is not None:
         cep = digits(filters.cep)
         if not 1 <= len(cep) <= 8 or len(filters.cep) > 16 or not _CEP.fullmatch(filters.cep):
             message = "cep: 8 dígitos, ou os primeiros para buscar pelo prefixo."
             raise bad("cep", message, filters.cep)
         found.append({"term" if len(cep) == 8 else "prefix": {"endereco.cep": cep}})
+        seen["cep"] = cep
     if filters.ddd is not None:
         if not (len(filters.ddd) == 2 and is_code(filters.ddd)):
             raise bad("ddd", "ddd: 2 dígitos.", filters.ddd)
@@ -412,21 +411,23 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
     opened = _range("abertura", filters.abertura_de, filters.abertura_ate, "abertura_de")
     found.extend(clause for clause in (capital, opened) if clause)
     if filters.porte is not None:
-        found.append({"terms": {"porte.codigo": _codes("porte", filters.porte, _PORTES)}})
+        seen["porte"] = _codes("porte", filters.porte, _PORTES)
+        found.append({"terms": {"porte.codigo": seen["porte"]}})
     if filters.natureza is not None:
         nature = digits(filters.natureza)
         if len(nature) != 4 or not _NATUREZA.fullmatch(filters.natureza.strip()):
             message = "natureza: código de 4 dígitos (2062, 2135...)."
             raise bad("natureza", message, filters.natureza)
         found.append({"term": {"natureza_juridica.codigo": nature}})
+        seen["natureza"] = nature
     if filters.situacao is not None:
-        situations = _codes("situacao", filters.situacao, _SITUACOES)
-        found.append({"terms": {"situacao_cadastral.codigo": situations}})
+        seen["situacao"] = _codes("situacao", filters.situacao, _SITUACOES)
+        found.append({"terms": {"situacao_cadastral.codigo": seen["situacao"]}})
     if filters.matriz is not None:
         found.append({"term": {"matriz_filial.codigo": "1" if filters.matriz else "2"}})
     if filters.regime_tributario is not None:
-        regimes = _codes("regime_tributario", filters.regime_tributario, _REGIMES)
-        found.append({"terms": {"busca.regimes": regimes}})
+        seen["regime_tributario"] = _codes("regime_tributario", filters.regime_tributario, _REGIMES)
+        found.append({"terms": {"busca.regimes": seen["regime_tributario"]}})
     for name, field in (
         ("simples", "simples.optante"),
         ("mei", "mei.optante"),
@@ -438,4 +439,4 @@ def clauses(filters: Filtros) -> list[dict[str, Any]]:
             found.append({"term": {field: True}})
         elif value is False:  # companies without the record count as "not"
             found.append({"bool": {"must_not": {"term": {field: True}}}})
-    return found
+    return Aplicados(found, seen)

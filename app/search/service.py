@@ -91,15 +91,6 @@ def _check_mode(filters: f.Filtros, mode: Modo) -> None:
             raise f.bad(name, f"Informe {name}.")
 
 
-def applied(filters: f.Filtros, terms: list[str]) -> dict[str, Any]:
-    shown = f.understood(filters)
-    for name in PAGING:
-        shown.pop(name, None)
-    if terms:
-        shown["termos"] = terms
-    return shown
-
-
 class Etapa(StrEnum):
     """The passes of a name search, in order: the words as typed, then with a typo per word,
     then the relaxed query (`app.search.names`); each runs only when the one before found no
@@ -112,10 +103,11 @@ class Etapa(StrEnum):
 
 def build_query(
     filters: f.Filtros, mode: Modo, etapa: Etapa = Etapa.TOLERANTE
-) -> tuple[dict[str, Any], list[str]]:
-    """The bool query of `filters` in `mode` and the normalised words it searches; 400 for
-    filters the mode does not take, bad values (naming the field), or nothing to search.
-    `etapa`: how loosely the name is matched."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bool query of `filters` in `mode` and the filters as it applies them, for the
+    answer's `filtros` (with `termos`, the normalised words it searches); 400 for filters the
+    mode does not take, bad values (naming the field), or nothing to search. `etapa`: how
+    loosely the name is matched."""
     _check_mode(filters, mode)
     f.check_common(filters)
     name = "q" if mode is Modo.SEARCH else "nome"
@@ -125,7 +117,7 @@ def build_query(
     terms = words(text) if text is not None else []
     if text is not None and not terms:
         raise f.bad(name, f"{name}: sem letras nem algarismos para buscar.", text)
-    clauses = f.clauses(filters)
+    clauses, shown = f.applied(filters)
     if not terms and not clauses:
         raise BadRequestError(
             f"Informe {name} ou ao menos um filtro.", details={"aceitos": ACCEPTED[mode]}
@@ -144,7 +136,11 @@ def build_query(
             "should": ranking_boosts(),
         }
     }
-    return query, terms
+    for paged in PAGING:
+        shown.pop(paged, None)
+    if terms:
+        shown["termos"] = terms
+    return query, shown
 
 
 async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
@@ -152,9 +148,8 @@ async def search(backends: Backends, filters: f.Filtros, mode: Modo) -> Pagina:
     passes of `Etapa` in turn until one finds a company; `filtros.busca_ampliada` says the
     relaxed one answered. A cursor pages the pass that made it."""
     first = Etapa.TOLERANTE if mode is Modo.CIDADES else Etapa.EXATA
-    query, terms = build_query(filters, mode, first)
-    shown = applied(filters, terms)
-    if not terms or mode is Modo.CIDADES:
+    query, shown = build_query(filters, mode, first)
+    if "termos" not in shown or mode is Modo.CIDADES:
         return await _page(backends, query, filters, mode, shown, Etapa.TOLERANTE)
     passes = list(Etapa)
     if filters.cursor:  # an empty cursor is a first page, as `listing.fetch` reads it
