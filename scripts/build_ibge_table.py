@@ -3,6 +3,9 @@
 The package maps Receita's TOM/SIAFI municipality codes to IBGE codes for 5,570 municipalities.
 It pins old versions of pytest and mypy as runtime dependencies, so the project ships its table
 as data instead of depending on it. Run: python scripts/build_ibge_table.py
+
+Each municipality's state is read from its IBGE code (the first two digits are the state's):
+the package's labels hold a state cut to one letter (`Governador Jorge Teixeira-R`, of RO).
 """
 
 import ast
@@ -13,7 +16,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.domain.codes import UF_IBGE
+
 VERSION = "0.1.1"
+STATE_OF = {code: uf for uf, code in UF_IBGE.items()}
 OUTPUT = Path(__file__).resolve().parent.parent / "fixtures" / "reference" / "municipios-ibge.csv"
 
 
@@ -44,8 +52,8 @@ def main() -> None:
     )
     rows = []
     for (ibge, tom), label in ast.literal_eval(table).items():
-        name, _, uf = label.rpartition("-")
-        rows.append((tom, ibge, name, uf))
+        name, _, _ = label.rpartition("-")
+        rows.append((tom, ibge, name, STATE_OF[ibge[:2]]))
     rows.sort()
     with OUTPUT.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, delimiter=";", lineterminator="\n")

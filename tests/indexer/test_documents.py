@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from app.domain.codes import UF_IBGE
 from indexer.documents import Builder, capital, iso_date
 from indexer.references import (
     MAX_CACHED,
@@ -75,3 +76,13 @@ def test_remember_keeps_values_up_to_its_bound() -> None:
     cache: dict[int, int] = {}
     assert [remember(cache, n, n * 2) for n in range(MAX_CACHED + 3)][-1] == (MAX_CACHED + 2) * 2
     assert len(cache) == MAX_CACHED
+
+
+def test_every_shipped_municipality_is_in_the_state_its_ibge_code_names() -> None:
+    """The first two digits of an IBGE code are its state's: the table the indexer ships
+    (`scripts/build_ibge_table.py`) says each city's state as the code does."""
+    states = {code: uf for uf, code in UF_IBGE.items()}
+    cities = load_fixtures(References()).ibge.values()
+    assert len(cities) > 5500
+    wrong = [(c.nome, c.uf) for c in cities if states.get(c.codigo_ibge[:2]) != c.uf]
+    assert wrong == []
