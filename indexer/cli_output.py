@@ -172,12 +172,24 @@ def print_report(report: LoadReport) -> None:
             console.print(f"  {bad.file}:{bad.line} {bad.reason} {bad.detail}", markup=False)
         if report.bad_rows_file:
             console.print(f"every bad row is listed in {report.bad_rows_file}")
+    if report.values_set_aside:
+        title = "Values set aside (their rows loaded without them)"
+        aside = Table(title=title, title_justify="left")
+        aside.add_column("reason")
+        aside.add_column("values", justify="right")
+        for reason, count in sorted(report.values_set_aside_by_reason.items()):
+            aside.add_row(reason, f"{count:,}")
+        console.print(aside)
+        for kept in report.values_set_aside_sample:
+            console.print(f"  {kept.file}:{kept.line} {kept.reason} {kept.detail}", markup=False)
+        if report.bad_rows_file:
+            console.print(f"every value set aside is listed in {report.bad_rows_file}")
     rate = report.documents_written / report.seconds if report.seconds else 0.0
     console.print(
         f"{report.documents_written:,} documents written to {report.index} "
         f"({report.new:,} new, {report.changed:,} changed, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed) in {report.seconds:.1f} s ({rate:,.0f} docs/s); "
-        f"{report.bad_rows:,} bad rows",
+        f"{report.bad_rows:,} bad rows, {report.values_set_aside:,} values set aside",
         markup=False,
     )
     phases = ", ".join(

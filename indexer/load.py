@@ -82,6 +82,13 @@ class LoadReport(msgspec.Struct, kw_only=True):
     bad_rows_by_reason: dict[str, int] = msgspec.field(default_factory=dict)
     bad_rows_sample: list[BadRow] = msgspec.field(default_factory=list)
     bad_rows_file: str | None = None
+    """The CSV listing every bad row and every value set aside."""
+    values_set_aside: int = 0
+    """Values not loaded because they are not what their column holds (an impossible date,
+    letters in a code, a state that does not exist): their rows are loaded without them
+    (`indexer.values`)."""
+    values_set_aside_by_reason: dict[str, int] = msgspec.field(default_factory=dict)
+    values_set_aside_sample: list[BadRow] = msgspec.field(default_factory=list)
     missing_reference_codes: dict[str, int] = msgspec.field(default_factory=dict)
     municipalities_without_ibge: int = 0
     registrations_without_establishment: int = 0
@@ -180,6 +187,9 @@ class _BadRows:
         self.path = path
         self.by_reason: Counter[str] = Counter()
         self.sample: list[BadRow] = []
+        self.set_aside: Counter[str] = Counter()
+        """Values set aside by the readers (their rows loaded without them), by reason."""
+        self.set_aside_sample: list[BadRow] = []
         self._stream: IO[str] | None = None
         self._writer: Any = None
         if path is not None:
@@ -199,7 +209,10 @@ class _BadRows:
         """Take in the bad rows a reader process found (its CSV part, counts and sample)."""
         self.by_reason.update(result.by_reason)
         self.sample.extend(result.sample[: max(SAMPLE_SIZE - len(self.sample), 0)])
-        if self._stream is not None and result.bad:
+        self.set_aside.update(result.set_aside)
+        room = max(SAMPLE_SIZE - len(self.set_aside_sample), 0)
+        self.set_aside_sample.extend(result.set_aside_sample[:room])
+        if self._stream is not None and (result.bad or result.set_aside):
             with result.job.bad_rows.open(encoding="utf-8", newline="") as part:
                 shutil.copyfileobj(part, self._stream)
 
@@ -615,6 +628,9 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     report.bad_rows = bad_rows.total
     report.bad_rows_by_reason = dict(bad_rows.by_reason)
     report.bad_rows_sample = bad_rows.sample
+    report.values_set_aside = sum(bad_rows.set_aside.values())
+    report.values_set_aside_by_reason = dict(bad_rows.set_aside)
+    report.values_set_aside_sample = bad_rows.set_aside_sample
     report.bad_rows_file = str(options.bad_rows_file) if options.bad_rows_file else None
     report.missing_reference_codes = {
         f"{table}:{code}": n for (table, code), n in refs.missing.most_common(50)

@@ -18,6 +18,7 @@ import msgspec
 from app.domain import cnpj, state_registration
 from app.domain.text import is_code
 from indexer.sources import COLUMNS, MAX_LINE, Kind, is_regime_header, text_of, without_mark
+from indexer.values import VALUE_CHECKS, is_date
 
 
 class BadRow(msgspec.Struct, frozen=True):
@@ -33,6 +34,9 @@ class BadRow(msgspec.Struct, frozen=True):
 class Row:
     line: int
     fields: list[str]
+    set_aside: list[tuple[str, str]] | None = None
+    """(reason, detail) of each value of the row that was not loaded: the row is, with that
+    field left empty (`check_values`)."""
 
 
 def _each_line(file: str, start: int, end: int, reason: str, detail: str) -> Iterator[BadRow]:
@@ -69,6 +73,7 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
     (one for each line a malformed row spans)."""
     expected = COLUMNS[kind]
     validate = _VALIDATORS.get(kind)
+    check = VALUE_CHECKS.get(kind)
     delimiter = "," if kind is Kind.REGIMES else ";"
     with text_of(stream) as text:
         over_long: set[int] = set()
@@ -107,7 +112,7 @@ def read_rows(stream: IO[bytes], file: str, kind: Kind) -> Iterator[Row | BadRow
             if problem:
                 yield BadRow(file, reader.line_num, *problem)
                 continue
-            yield Row(reader.line_num, fields)
+            yield Row(reader.line_num, fields, check(fields) if check else None)
 
 
 Problem = tuple[str, str] | None
@@ -138,17 +143,6 @@ def _company_problem(fields: list[str]) -> Problem:
     if root != root.upper():
         return "invalid cnpj_basico", f"{root!r}: letters of a root are upper case"
     return _root_problem(root)
-
-
-def is_date(value: str) -> bool:
-    """Whether `value` is a real `YYYYMMDD` date."""
-    if len(value) != 8 or not value.isascii() or not value.isdigit():
-        return False
-    try:
-        dt.date(int(value[:4]), int(value[4:6]), int(value[6:]))
-    except ValueError:
-        return False
-    return True
 
 
 def _date_problem(name: str, value: str) -> Problem:

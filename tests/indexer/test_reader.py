@@ -116,8 +116,11 @@ def _no_utf8_pair(text: str) -> bool:
 
 
 def _encoded(rows: list[list[str]], encoding: str) -> bytes:
+    """Company rows of the generated text (names are read as written), with a root and the
+    codes and amount Receita writes (any other value is set aside: `test_values.py`)."""
     for row in rows:
         row[0] = "".join(c for c in row[0] if c in string.digits)[:8].rjust(8, "0")
+        row[2:6] = ["2062", "49", "1000,00", "01"]
     buffer = io.StringIO()
     csv.writer(buffer, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
     return buffer.getvalue().encode(encoding)
