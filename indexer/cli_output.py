@@ -33,6 +33,7 @@ from rich.text import Text
 from indexer import download as fetching
 from indexer import elastic
 from indexer.load import RELEASE_RECORDED, LoadReport, Progress
+from indexer.reader import BadRow
 
 console = Console(stderr=True)
 
@@ -150,6 +151,18 @@ def bar() -> Bar:
     )
 
 
+def _by_reason(title: str, counted: str, counts: dict[str, int], sample: list[BadRow]) -> None:
+    """A table of counts by reason, then a sample of the rows, one a line."""
+    reasons = Table(title=title, title_justify="left")
+    reasons.add_column("reason")
+    reasons.add_column(counted, justify="right")
+    for reason, count in sorted(counts.items()):
+        reasons.add_row(reason, f"{count:,}")
+    console.print(reasons)
+    for row in sample:
+        console.print(f"  {row.file}:{row.line} {row.reason} {row.detail}", markup=False)
+
+
 def print_report(report: LoadReport) -> None:
     for index in report.cleaned_up:
         console.print(f"deleted {index}, left by a load killed before its end", markup=False)
@@ -162,26 +175,13 @@ def print_report(report: LoadReport) -> None:
     for ignored in report.ignored_files:
         console.print(f"ignored {ignored.file}: {ignored.reason}")
     if report.bad_rows:
-        reasons = Table(title="Bad rows by reason", title_justify="left")
-        reasons.add_column("reason")
-        reasons.add_column("rows", justify="right")
-        for reason, count in sorted(report.bad_rows_by_reason.items()):
-            reasons.add_row(reason, f"{count:,}")
-        console.print(reasons)
-        for bad in report.bad_rows_sample:
-            console.print(f"  {bad.file}:{bad.line} {bad.reason} {bad.detail}", markup=False)
+        _by_reason("Bad rows by reason", "rows", report.bad_rows_by_reason, report.bad_rows_sample)
         if report.bad_rows_file:
             console.print(f"every bad row is listed in {report.bad_rows_file}")
     if report.values_set_aside:
         title = "Values set aside (their rows loaded without them)"
-        aside = Table(title=title, title_justify="left")
-        aside.add_column("reason")
-        aside.add_column("values", justify="right")
-        for reason, count in sorted(report.values_set_aside_by_reason.items()):
-            aside.add_row(reason, f"{count:,}")
-        console.print(aside)
-        for kept in report.values_set_aside_sample:
-            console.print(f"  {kept.file}:{kept.line} {kept.reason} {kept.detail}", markup=False)
+        counts, sample = report.values_set_aside_by_reason, report.values_set_aside_sample
+        _by_reason(title, "values", counts, sample)
         if report.bad_rows_file:
             console.print(f"every value set aside is listed in {report.bad_rows_file}")
     rate = report.documents_written / report.seconds if report.seconds else 0.0

@@ -53,7 +53,7 @@ def _dates(fields: list[str], found: SetAside | None, columns: dict[int, str]) -
     for at, name in columns.items():
         value = fields[at].strip()
         if value not in NO_DATE and not is_date(value):
-            found = _aside(found, fields, at, name, "not a YYYYMMDD date")
+            found = _aside(found, fields, at, name, "no such date (YYYYMMDD)")
     return found
 
 

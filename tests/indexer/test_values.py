@@ -77,7 +77,7 @@ def test_values_not_of_their_column_are_set_aside_and_the_row_kept() -> None:
     assert (fields[6], fields[10], fields[11], fields[18], fields[19], fields[20]) == ("",) * 6
     assert fields[12] == "7711000,8541400"  # the valid codes stay
     assert fields[:3] == ESTABLISHMENT[:3]
-    assert "'20231399': not a YYYYMMDD date" in dict(row.set_aside or [])[reasons[1]]
+    assert "'20231399': no such date (YYYYMMDD)" in dict(row.set_aside or [])[reasons[1]]
 
 
 def test_other_spellings_of_the_same_value_are_written_as_receita_does() -> None:
