@@ -190,7 +190,7 @@ def _bad(field: str, message: str, value: Any = None) -> BadRequestError:
 
 
 def _codes(raw: str, field: str) -> list[str]:
-    values = [trim(item) for item in raw.split(",") if trim(item)]
+    values = f.list_items(field, raw)
     if not values or len(values) > MAX_CODES:
         raise _bad(field, f"{field}: de 1 a {MAX_CODES} códigos separados por vírgula.", raw)
     for value in values:

@@ -239,20 +239,33 @@ def _convert(data: dict[str, Any], strict: bool, accepted: tuple[str, ...] = FIE
         raise BadRequestError(invalid(text), details={"campo": body.field_of(error)}) from error
 
 
+def list_items(field: str, raw: str) -> list[str]:
+    """The items of a comma-separated list, without the plain spaces around them; a 400 naming
+    `field` for an empty item (`SP,`, `SP,,RJ`: a value lost in the making of the list, not
+    one to guess) or one spaced by a tab or another kind of space."""
+    items = [trim(item) for item in raw.split(",")]
+    if raw.strip(" ") and not all(items):
+        raise bad(field, f"{field}: item vazio na lista; separe os valores por uma vírgula.", raw)
+    if any(item != item.strip() for item in items):
+        raise bad(field, f"{field}: só espaços comuns em volta dos valores.", raw)
+    return [item for item in items if item]
+
+
 def _codes(field: str, raw: str, table: dict[str, str]) -> list[str]:
     """The codes of a comma-separated list of names or codes of `table` (at most as many
-    values as it has codes); a 400 naming `field` for an empty list or an unknown value."""
+    values as it has codes); a 400 naming `field` for an empty list or item, or an unknown
+    value."""
     if CONTROL.search(raw):  # "ativa\x00" would read as ativa, and be kept as given
         raise bad(field, f"{field}: {CONTROL_REASON}.", raw)
-    values = [item for item in raw.split(",") if item.strip()]
+    values = list_items(field, raw)
     most = len(set(table.values()))
     if not values or len(values) > most:
         raise bad(field, f"{field}: informe de 1 a {most} valores separados por vírgula.", raw)
     found = []
     for value in values:
-        code = table.get(normalize(value)) or table.get(value.strip())
+        code = table.get(normalize(value)) or table.get(value)
         if code is None:
-            raise bad(field, f"{field}: valor desconhecido {value.strip()[:32]!r}.", raw)
+            raise bad(field, f"{field}: valor desconhecido {value[:32]!r}.", raw)
         found.append(code)
     return sorted(set(found))
 
@@ -347,7 +360,7 @@ def check_common(filters: Filtros) -> None:
 def facet_names(filters: Filtros) -> list[str]:
     if filters.facets is None:
         return []
-    names = sorted({name.strip() for name in filters.facets.split(",") if name.strip()})
+    names = sorted(set(list_items("facets", filters.facets)))
     unknown = [name for name in names if name not in FACETS]
     if unknown or not names:
         raise bad("facets", f"facets: use {', '.join(FACETS)}.", filters.facets)

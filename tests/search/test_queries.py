@@ -139,6 +139,35 @@ def test_bad_filter_named(data: dict[str, Any], field: str) -> None:
     assert outcome.details["campo"] == field
 
 
+@pytest.mark.parametrize(
+    ("data", "field", "said"),
+    [
+        ({"uf": "SP,"}, "uf", "item vazio"),
+        ({"uf": "SP,,RJ"}, "uf", "item vazio"),
+        ({"uf": ",SP"}, "uf", "item vazio"),
+        ({"situacao": "ativa, "}, "situacao", "item vazio"),
+        ({"facets": "uf,"}, "facets", "item vazio"),
+        ({"uf": "SP,\u2009RJ"}, "uf", "espaços comuns"),
+        ({"porte": "me\u00a0"}, "porte", "espaços comuns"),
+        ({"regime_tributario": "real,\u2003presumido"}, "regime_tributario", "espaços comuns"),
+    ],
+)
+def test_a_list_with_an_empty_item_or_odd_spacing_is_refused(
+    data: dict[str, Any], field: str, said: str
+) -> None:
+    """`SP,` lost a value on the way: the list is refused, not read as the values left."""
+    outcome = _attempt(lambda: f.from_body(msgspec.json.encode(data)))
+    assert isinstance(outcome, BadRequestError)
+    assert (outcome.details["campo"], said in outcome.message) == (field, True)
+
+
+def test_a_list_spaced_with_plain_spaces_reads_as_its_values() -> None:
+    filters = f.Filtros(uf=" sp , RJ ", situacao="ativa, baixada", facets=" uf ,cnae")
+    assert f.applied(filters).understood["uf"] == ["RJ", "SP"]
+    assert f.applied(filters).understood["situacao"] == ["02", "08"]
+    assert f.facet_names(filters) == ["cnae", "uf"]
+
+
 def test_filters_to_clauses() -> None:
     filters = f.from_query(
         {"uf": "sp,rj", "cnae": "47.11-3", "cep": "01001", "situacao": "ativa", "mei": "false"}
