@@ -166,6 +166,8 @@ def _by_reason(title: str, counted: str, counts: dict[str, int], sample: list[Ba
 def print_report(report: LoadReport) -> None:
     for index in report.cleaned_up:
         console.print(f"deleted {index}, left by a load killed before its end", markup=False)
+    for folder in report.staging_removed:
+        console.print(f"removed {folder}, left by a load killed before its end", markup=False)
     files = Table(title="Files read", title_justify="left")
     for column in ("file", "kind", "rows", "bad rows"):
         files.add_column(column, justify="right" if column in {"rows", "bad rows"} else "left")

@@ -40,7 +40,7 @@ from indexer.sources import (
     kind_from_name,
     scan,
 )
-from indexer.staging import Staging, megabytes
+from indexer.staging import PREFIX, Staging, megabytes, remove_abandoned
 
 
 class FileReport(msgspec.Struct, frozen=True):
@@ -103,6 +103,8 @@ class LoadReport(msgspec.Struct, kw_only=True):
     carregada_em: str | None = None
     """When the release was published (UTC, ISO 8601)."""
     cleaned_up: list[str] = msgspec.field(default_factory=list)
+    staging_removed: list[str] = msgspec.field(default_factory=list)
+    """Staging folders of killed loads (of any alias) removed before this one staged its own."""
     """Indices of earlier loads of the alias that were killed before their end, deleted."""
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
@@ -544,7 +546,9 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         )
     previous = previous_targets[-1] if previous_targets else None
     bad_rows = _BadRows(options.bad_rows_file)  # before the staging folder: may fail to open
-    workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=options.workdir))
+    parent = options.workdir or Path(tempfile.gettempdir())
+    abandoned = remove_abandoned(parent)
+    workdir = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
     staging = Staging(workdir, options.memory_limit, options.threads, options.bucket_rows)
     index = ""
     report: LoadReport | None = None
@@ -626,6 +630,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
     if repeated:
         bad_rows.by_reason["repeated company root (one of the rows was kept)"] += repeated
     report.bad_rows = bad_rows.total
+    report.staging_removed = [str(folder) for folder in abandoned]
     report.bad_rows_by_reason = dict(bad_rows.by_reason)
     report.bad_rows_sample = bad_rows.sample
     report.values_set_aside = sum(bad_rows.set_aside.values())

@@ -21,6 +21,9 @@ Sequence numbers of partner rows are zero-padded text, so text order is release 
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,8 +143,40 @@ LEFT JOIN regimes t USING (cnpj_basico)
 """
 
 
+PREFIX = "staging-"
+"""How a load names its staging folder in the work folder (`tempfile.mkdtemp`)."""
+IN_USE = "in-use.lock"
+"""A file of each staging folder, locked while its load runs: the system drops the lock when the
+load's process ends, however it ends."""
+
+
+def remove_abandoned(parent: Path) -> list[Path]:
+    """Remove the staging folders in `parent` that no running load holds: a load killed before
+    its end (SIGKILL, a machine stopped) leaves one, with a whole month's rows staged in it. A
+    folder without the lock file is left alone (it may be one a load is just making)."""
+    removed = []
+    for folder in sorted(parent.glob(f"{PREFIX}*")):
+        lock = folder / IN_USE
+        if folder.is_symlink() or not folder.is_dir() or not lock.is_file():
+            continue
+        try:
+            handle = os.open(lock, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # its load runs
+        finally:
+            os.close(handle)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 class Staging:
-    """An on-disk staging area in `workdir`, removed by `close()`.
+    """An on-disk staging area in `workdir`, removed by `close()` (or, when its load was killed,
+    by the next load that stages in the same place: `remove_abandoned`).
 
     Every table is split into buckets by ranges of `cnpj_basico` and stored in bucket order, so
     the join runs one bucket at a time (each touching only its own row groups) and its working
@@ -159,6 +194,8 @@ class Staging:
         self.bucket_rows = bucket_rows
         self.buckets = 1
         workdir.mkdir(parents=True, exist_ok=True)
+        self._in_use = os.open(workdir / IN_USE, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._in_use, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._parts: dict[Kind, list[Path]] = {}
         self._counts: Counter[Kind] = Counter()
         self.con = duckdb.connect(str(self.database))
@@ -245,6 +282,7 @@ class Staging:
 
     def close(self) -> None:
         self.con.close()
+        os.close(self._in_use)
         for path in sorted(self.workdir.rglob("*"), reverse=True):
             if path.is_dir():
                 path.rmdir()

@@ -45,7 +45,8 @@ def _start_load(
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [str(INDEXER), "load", str(release), "--alias", alias,
-         "--records-dir", str(workdir / "registros"), "--bad-rows", str(workdir / "bad.csv")],
+         "--records-dir", str(workdir / "registros"), "--bad-rows", str(workdir / "bad.csv"),
+         "--workdir", str(workdir / "staging")],
         stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
 
@@ -88,8 +89,11 @@ def test_load_killed_leaves_live_release_and_next_load_cleans_up(
     assert elastic.alias_targets(es, alias) == [live]
     assert elastic.count(es, alias) == before
     assert elastic.unfinished(es, alias) == [leftover]
+    [staged] = (tmp_path / "staging").iterdir()  # the month's rows, staged: left on disk
 
-    report = load(SAMPLE, alias)
+    report = load(SAMPLE, alias, workdir=tmp_path / "staging")
+    assert report.staging_removed == [str(staged)]
+    assert list((tmp_path / "staging").iterdir()) == []  # and this load's own, removed at its end
     assert report.cleaned_up == [leftover]
     assert not es.indices.exists(index=leftover)
     assert report.live

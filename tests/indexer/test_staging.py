@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from app.domain.cnpj import check_digits
 from indexer.sources import COLUMNS, Kind
-from indexer.staging import Joined, Staging, join_bucket, staged_line
+from indexer.staging import (
+    IN_USE,
+    PREFIX,
+    Joined,
+    Staging,
+    join_bucket,
+    remove_abandoned,
+    staged_line,
+)
 
 # Any text a latin-1 file can hold once decoded, plus what JSON must escape and the separators
 # of the staging format itself (tabs, newlines, quotes, commas, backslashes).
@@ -166,3 +174,21 @@ def test_buckets_are_balanced_ranges_of_roots_never_splitting_one(tmp_path: Path
     assert len(holding_big) == 1
     assert holding_big[0] >= 12
     assert all(count <= 8 for _, low, high, count in buckets if not low <= big <= high)
+
+
+def test_only_staging_folders_no_load_holds_are_removed(tmp_path: Path) -> None:
+    running = Staging(tmp_path / f"{PREFIX}running")
+    abandoned = tmp_path / f"{PREFIX}killed"
+    abandoned.mkdir()
+    (abandoned / IN_USE).touch()  # its load's lock went with its process
+    (abandoned / "staging.duckdb").write_bytes(b"rows")
+    unlocked = tmp_path / f"{PREFIX}being-made"
+    unlocked.mkdir()  # no lock file yet: a load may be making it
+    other = tmp_path / "staging-like-but-a-file"
+    other.write_text("kept")
+    assert remove_abandoned(tmp_path) == [abandoned]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"{PREFIX}being-made", f"{PREFIX}running", "staging-like-but-a-file"]
+    )
+    running.close()
+    assert not (tmp_path / f"{PREFIX}running").exists()
