@@ -206,7 +206,7 @@ def print_report(report: LoadReport) -> None:
             by_table[table] = by_table.get(table, 0) + times
         said = ", ".join(f"{table} {times:,}" for table, times in sorted(by_table.items()))
         console.print(
-            f"rows whose codes the reference tables lack (names left empty; the 50 commonest "
+            f"rows whose codes their tables lack (names left empty; the 50 commonest "
             f"codes counted): {said}; "
             "the codes are in the JSON report (--report)",
             markup=False,

@@ -208,11 +208,27 @@ class Builder:
         code = text(code)
         return self.refs.rotulo(kind, code) if code else None
 
-    def fixed(self, code: str | None, table: Mapping[str, str]) -> Rotulo | None:
+    def fixed(self, code: str | None, table: Mapping[str, str], name: str) -> Rotulo | None:
+        """`code` with its label in one of Receita's fixed tables (`app.domain.codes`); a code
+        the table lacks is kept, with no label, and counted as missing from `name`, as the
+        codes of the reference files are (Receita's own files hold a few: situação `07`)."""
         key = (id(table), code or "")
-        if key in self._fixed:
-            return self._fixed[key]
-        return remember(self._fixed, key, _fixed(code, table))
+        found = (
+            self._fixed[key]
+            if key in self._fixed
+            else remember(self._fixed, key, _fixed(code, table))
+        )
+        if found is not None and found.descricao is None:
+            self.refs.count_missing(name, found.codigo)
+        return found
+
+    def situacao(self, code: str | None) -> tuple[str, str | None]:
+        """A situação cadastral's code and label (a code the table lacks is counted)."""
+        found = text(code) or ""
+        label = _SITUACAO.get(code_key(found))
+        if found and label is None:
+            self.refs.count_missing("situacao_cadastral", found)
+        return found, label
 
     def cnae(self, code: str) -> Cnae:
         """The principal activity `code` (seven digits) with its label and hierarchy."""
@@ -269,11 +285,11 @@ class Builder:
             )
         return Socio(
             nome=text(item[2]) or "",
-            tipo=self.fixed(item[1], codes.TIPO_SOCIO) or _NO_CODE,
+            tipo=self.fixed(item[1], codes.TIPO_SOCIO, "identificador_socio") or _NO_CODE,
             documento=text(item[3]),
             qualificacao=self.referenced(Kind.QUALIFICACOES, item[4]),
             data_entrada=iso_date(item[5]),
-            faixa_etaria=self.fixed(item[10], codes.FAIXA_ETARIA),
+            faixa_etaria=self.fixed(item[10], codes.FAIXA_ETARIA, "faixa_etaria"),
             pais_origem=self.referenced(Kind.PAISES, item[6]),
             representante_legal=representative,
         )
@@ -302,21 +318,22 @@ class Builder:
         especial = text(row[28])
         registrations = _registrations(joined.inscricoes)
         regimes = _regimes(joined.regimes)
+        situacao, situacao_label = self.situacao(row[5])
         return Documento(
             cnpj=f"{root}{order}{digits}",
             cnpj_basico=root,
-            matriz_filial=self.fixed(row[3], codes.MATRIZ_FILIAL) or _NO_CODE,
+            matriz_filial=self.fixed(row[3], codes.MATRIZ_FILIAL, "matriz_filial") or _NO_CODE,
             razao_social=razao_social,
             nome_fantasia=nome_fantasia,
             situacao_cadastral=Situacao(
-                codigo=text(row[5]) or "",
-                descricao=_SITUACAO.get(code_key(row[5] or "")),
+                codigo=situacao,
+                descricao=situacao_label,
                 data=iso_date(row[6]),
                 motivo=self.referenced(Kind.MOTIVOS, row[7]),
             ),
             abertura=iso_date(row[10]),
             natureza_juridica=self.referenced(Kind.NATUREZAS, company[2]) if has_company else None,
-            porte=self.fixed(company[5], _PORTE) if has_company else None,
+            porte=self.fixed(company[5], _PORTE, "porte") if has_company else None,
             capital_social=capital(company[4]),
             qualificacao_responsavel=(
                 self.referenced(Kind.QUALIFICACOES, company[3]) if has_company else None

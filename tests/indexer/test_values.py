@@ -137,6 +137,7 @@ def test_a_load_serves_the_company_without_the_values_set_aside(
     establishments = release / "ESTABELE.csv"
     lines = establishments.read_bytes().splitlines(keepends=True)
     garbled = _changed(ESTABLISHMENT, abertura="20231399", uf="ZZ", cep="46.400-000")
+    garbled[5], garbled[3] = "07", "3"  # codes no table names: kept, and counted
     assert lines[0].startswith(b'"13810056";"0001";"53"')
     buffer = io.StringIO()
     csv.writer(buffer, delimiter=";", quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(garbled)
@@ -156,6 +157,11 @@ def test_a_load_serves_the_company_without_the_values_set_aside(
     assert record.get("abertura") is None
     assert record["endereco"].get("uf") is None
     assert record["endereco"]["cep"] == "46400000"
+    assert record["situacao_cadastral"]["codigo"] == "07"
+    assert record["situacao_cadastral"].get("descricao") is None
+    assert record["matriz_filial"] == {"codigo": "3", "descricao": None}
+    missing = report.missing_reference_codes
+    assert (missing["situacao_cadastral:07"], missing["matriz_filial:3"]) == (1, 1)
     assert (record["nome_fantasia"], record["cnae_principal"]["codigo"]) == (
         "MISTER - SERVICE",
         "4930202",
