@@ -220,8 +220,11 @@ def named_like_regime(source: Source) -> bool:
     return any(regime in name for regime in REGIME_NAMES)
 
 
-BYTE_ORDER_MARKS = ("\ufeff", "\u00ef\u00bb\u00bf")
-"""A UTF-8 byte-order mark as read in UTF-8 and in latin-1."""
+BYTE_ORDER_MARKS = ("\ufeff", "\u00ef\u00bb\u00bf", "\u00ff\u00fe", "\u00fe\u00ff")
+"""A UTF-8 byte-order mark as read in UTF-8 and in latin-1, and UTF-16's (little- and
+big-endian) as read in latin-1. A copy saved as UTF-16 (Windows tools' "Unicode text") then reads
+as the text it holds: each of its characters is a byte of latin-1, the text's own (Receita's
+files have no other), and a NUL byte, dropped as any NUL is (`indexer.reader`)."""
 
 
 def without_mark(line: str) -> str:
