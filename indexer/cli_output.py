@@ -218,6 +218,11 @@ def print_report(report: LoadReport) -> None:
             f"{report.registrations_without_establishment:,} state registrations name a CNPJ "
             "that is not an establishment of this release (not loaded)"
         )
+    if report.regimes_without_company:
+        console.print(
+            f"{report.regimes_without_company:,} tax-regime rows name a company with no "
+            "establishment in this release (not loaded)"
+        )
     if report.records_file:
         console.print(
             f"record store {report.records_file}: {report.records_bytes / 2**20:,.1f} MiB",

@@ -93,6 +93,8 @@ class LoadReport(msgspec.Struct, kw_only=True):
     municipalities_without_ibge: int = 0
     registrations_without_establishment: int = 0
     """State-registration rows whose CNPJ is not an establishment of the release (not loaded)."""
+    regimes_without_company: int = 0
+    """Tax-regime rows whose company has no establishment in the release (not loaded)."""
     records_file: str | None = None
     """The release's record store (`indexer.records`), when one was written."""
     records_bytes: int = 0
@@ -569,6 +571,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
                 "release is left as it was"
             )
         unmatched = staging.unmatched_registrations()
+        regimes_unmatched = staging.unmatched_regimes()
         repeated = staging.repeated_roots()
         clock.lap("stage")
         meta: dict[str, str] = {"release_month": options.month} if options.month else {}
@@ -587,6 +590,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
             registrations_without_establishment=unmatched,
+            regimes_without_company=regimes_unmatched,
             data_referencia=reference_date,
         )
         progress.indexing(establishments)

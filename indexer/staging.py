@@ -263,6 +263,16 @@ class Staging:
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def unmatched_regimes(self) -> int:
+        """Tax-regime rows whose company has no establishment in the release (not loaded: a
+        regime is shown on its company's establishments)."""
+        row = self.con.execute(
+            "SELECT count(*) FROM regimes t ANTI JOIN "
+            "(SELECT DISTINCT bucket, cnpj_basico FROM estabelecimentos) e "
+            "ON t.bucket = e.bucket AND t.cnpj_basico = e.cnpj_basico"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def repeated_roots(self) -> int:
         """Company and Simples rows whose root an earlier row of the same kind gave: one row
         of each root is joined (the greatest, so a reload keeps the same one)."""

@@ -13,6 +13,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import catalog_name
+from app.domain.text import digits
 from indexer import elastic
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server, stored
 
@@ -61,6 +62,19 @@ def test_load_peer_release_one_document_live(
                                    "Lucro Real")
     )  # fmt: skip
     assert sum(f.rows for f in report.files if f.kind == "regimes") == 4
+    # Each regime row whose company has no establishment here is counted (not loaded).
+    with zipfile.ZipFile(PEER_DATA / "Estabelecimentos0.zip") as archive:
+        [member] = archive.namelist()
+        roots = {row[0] for row in csv.reader(io.StringIO(archive.read(member).decode("latin-1")),
+                                              delimiter=";") if row}  # fmt: skip
+    elsewhere = 0
+    for name in ("Imunes e Isentas", "Lucro Arbitrado", "Lucro Presumido", "Lucro Real"):
+        with zipfile.ZipFile(PEER_DATA / f"{name}.zip") as archive:
+            [member] = archive.namelist()
+            rows = list(csv.DictReader(io.StringIO(archive.read(member).decode("utf-8"))))
+        elsewhere += sum(1 for row in rows if digits(row["cnpj"])[:8] not in roots)
+    assert elsewhere > 0
+    assert report.regimes_without_company == elsewhere
     assert sorted(f.file for f in report.ignored_files) == [
         "PROVENANCE.txt", "response.json", "tabmun.csv", "updated_at.txt",
     ]  # fmt: skip
