@@ -573,6 +573,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         unmatched = staging.unmatched_registrations()
         regimes_unmatched = staging.unmatched_regimes()
         repeated = staging.repeated_roots()
+        over_caps = staging.over_caps()
         clock.lap("stage")
         meta: dict[str, str] = {"release_month": options.month} if options.month else {}
         if reference_date:
@@ -633,6 +634,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         bad_rows.by_reason["duplicate CNPJ (one of the rows was kept)"] += report.duplicates
     if repeated:
         bad_rows.by_reason["repeated company root (one of the rows was kept)"] += repeated
+    bad_rows.by_reason.update(over_caps)
     report.bad_rows = bad_rows.total
     report.staging_removed = [str(folder) for folder in abandoned]
     report.bad_rows_by_reason = dict(bad_rows.by_reason)

@@ -110,6 +110,15 @@ class Joined(msgspec.Struct, array_like=True, gc=False):
     """Newest year first."""
 
 
+MAX_PARTNERS = 10_000
+"""Partners of one company joined to its establishments (the first, in the release's order):
+a record holds its company's partners, and the builder holds the record, so one company of
+millions of partner rows would take gigabytes. The rest are counted (`Staging.over_caps`)."""
+MAX_REGIMES = 1_000
+"""Tax-regime rows of one company joined (the newest): a year gives one or a few."""
+MAX_REGISTRATIONS = 1_000
+"""State registrations of one establishment joined (by UF and number): 27 states give a few."""
+
 _JOIN = """
 WITH companies AS (
     -- one row per root (`Staging.repeated_roots` counts the others): a root given twice
@@ -120,15 +129,20 @@ WITH companies AS (
     SELECT cnpj_basico, max(payload) AS payload
     FROM simples WHERE bucket = $bucket GROUP BY cnpj_basico
 ), partners AS (
-    SELECT cnpj_basico, '[' || string_agg(payload, ',' ORDER BY seq) || ']' AS socios
+    SELECT cnpj_basico,
+           '[' || array_to_string(list(payload ORDER BY seq)[1:$partners], ',') || ']' AS socios
     FROM socios WHERE bucket = $bucket GROUP BY cnpj_basico
 ), registrations AS (
     -- the payload starts with the UF and the number: its order is (uf, inscricao_estadual)
-    SELECT cnpj, '[' || string_agg(payload, ',' ORDER BY payload) || ']' AS inscricoes
+    SELECT cnpj,
+           '[' || array_to_string(list(payload ORDER BY payload)[1:$registrations], ',')
+           || ']' AS inscricoes
     FROM inscricoes WHERE bucket = $bucket GROUP BY cnpj
 ), regimes AS (
     -- the payload starts with the year (four digits): descending payloads are newest first
-    SELECT cnpj_basico, '[' || string_agg(payload, ',' ORDER BY payload DESC) || ']' AS regimes
+    SELECT cnpj_basico,
+           '[' || array_to_string(list(payload ORDER BY payload DESC)[1:$regimes], ',')
+           || ']' AS regimes
     FROM regimes WHERE bucket = $bucket GROUP BY cnpj_basico
 )
 SELECT '[' || e.payload || ',' || coalesce(c.payload, 'null') || ','
@@ -273,6 +287,23 @@ class Staging:
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def over_caps(self) -> dict[str, int]:
+        """Rows past a cap of their company or establishment (not joined), by reason."""
+        counted = {}
+        for table, key, cap, what in (
+            ("socios", "cnpj_basico", MAX_PARTNERS, "partners of one company"),
+            ("regimes", "cnpj_basico", MAX_REGIMES, "tax-regime rows of one company"),
+            ("inscricoes", "cnpj", MAX_REGISTRATIONS, "state registrations of one establishment"),
+        ):
+            row = self.con.execute(
+                f"SELECT coalesce(sum(n - $cap), 0) FROM "  # noqa: S608 (names of this module)
+                f"(SELECT count(*) AS n FROM {table} GROUP BY {key}) WHERE n > $cap",
+                {"cap": cap},
+            ).fetchone()
+            if row and row[0]:
+                counted[f"more than {cap:,} {what} (the rest not loaded)"] = int(row[0])
+        return counted
+
     def repeated_roots(self) -> int:
         """Company and Simples rows whose root an earlier row of the same kind gave: one row
         of each root is joined (the greatest, so a reload keeps the same one)."""
@@ -317,7 +348,8 @@ def join_bucket(
     con: duckdb.DuckDBPyConnection, bucket: int, batch_size: int
 ) -> Iterator[list[Joined]]:
     """Establishments of one bucket joined with company, Simples and partners, in batches."""
-    result = con.execute(_JOIN, {"bucket": bucket})
+    caps = {"partners": MAX_PARTNERS, "regimes": MAX_REGIMES, "registrations": MAX_REGISTRATIONS}
+    result = con.execute(_JOIN, {"bucket": bucket, **caps})
     decode = _joined.decode
     while True:
         rows = result.fetchmany(batch_size)

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from elasticsearch import Elasticsearch
 
 from app.domain.catalog import catalog_name
 from app.domain.text import digits
-from indexer import elastic
+from indexer import elastic, staging
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server, stored
 
 NewAlias = Callable[[], str]
@@ -253,3 +254,22 @@ def test_published_release_is_merged_into_one_segment(
         assert elastic.count(es, index) == 3
     finally:
         es.indices.delete(index=index)
+
+
+def test_partners_past_the_cap_of_one_company_are_counted_not_joined(
+    es: Elasticsearch, load: Loader, new_alias: NewAlias, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One company of millions of partner rows would make one record of gigabytes: the first
+    partners in the release's order are joined, the rest counted as bad rows."""
+    monkeypatch.setattr(staging, "MAX_PARTNERS", 2)  # read at each join: inline builders only
+    with zipfile.ZipFile(PEER_DATA / "Socios0.zip") as archive:
+        [member] = archive.namelist()
+        text = archive.read(member).decode("latin-1")
+    rows = csv.reader(io.StringIO(text), delimiter=";")
+    names = [row[2] for row in rows if row[:1] == [SERPRO[:8]]]
+    assert len(names) > 2
+    report = load(PEER_DATA, alias := new_alias(), workers=1)
+    assert report.bad_rows_by_reason == {
+        "more than 2 partners of one company (the rest not loaded)": len(names) - 2
+    }
+    assert [partner["nome"] for partner in _found(es, alias, SERPRO)["socios"]] == names[:2]
