@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -70,10 +71,14 @@ typo or garbage, and as a double (`1E+400` is infinite) Elasticsearch would refu
 document."""
 
 
+_AMOUNT = re.compile(r"[0-9][0-9.,]*")
+"""An amount as Receita writes it (`1061004829,23`), or with thousands dots (`1.234,56`)."""
+
+
 def capital(value: str | None) -> Decimal | None:
     """Exact share capital from `1061004829,23` (or `1.234,56`); None when unreadable."""
     raw = (value or "").strip()
-    if not raw:
+    if not raw or not _AMOUNT.fullmatch(raw):  # `Decimal` reads ١٢٣, `1_000` and `1e14` too
         return None
     if "," in raw:
         raw = raw.replace(".", "").replace(",", ".")
@@ -81,7 +86,7 @@ def capital(value: str | None) -> Decimal | None:
         amount = Decimal(raw)
     except InvalidOperation:
         return None
-    return amount if amount.is_finite() and abs(amount) < MAX_CAPITAL else None
+    return amount if amount.is_finite() and amount.copy_abs() < MAX_CAPITAL else None
 
 
 def _fixed(code: str | None, table: Mapping[str, str]) -> Rotulo | None:

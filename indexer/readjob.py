@@ -58,7 +58,7 @@ class ReadResult:
 MAX_LISTED = 100_000
 """Bad rows and values set aside of one file written to the bad-rows CSV (all are counted): a
 small file of junk lines would otherwise write a CSV fifty thousand times its size."""
-UNLISTED = "more bad rows, not listed"
+UNLISTED = "more bad rows or values set aside, not listed"
 NOT_LISTED = (
     f"the first {MAX_LISTED:,} bad rows and values set aside of a file are listed; all are counted"
 )

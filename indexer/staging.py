@@ -208,8 +208,11 @@ class Staging:
         self.bucket_rows = bucket_rows
         self.buckets = 1
         workdir.mkdir(parents=True, exist_ok=True)
-        self._in_use = os.open(workdir / IN_USE, os.O_RDWR | os.O_CREAT, 0o600)
+        # Locked under another name, then named: `remove_abandoned` never sees it unlocked.
+        making = workdir / f".{IN_USE}"
+        self._in_use = os.open(making, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         fcntl.flock(self._in_use, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(making, workdir / IN_USE)
         self._parts: dict[Kind, list[Path]] = {}
         self._counts: Counter[Kind] = Counter()
         self.con = duckdb.connect(str(self.database))
@@ -322,13 +325,17 @@ class Staging:
         self.con.close()
 
     def close(self) -> None:
+        """Remove the folder: its contents while the lock is held, then the lock, then the
+        folder (another load never takes it for abandoned while it is being removed)."""
         self.con.close()
-        os.close(self._in_use)
+        lock = self.workdir / IN_USE
         for path in sorted(self.workdir.rglob("*"), reverse=True):
             if path.is_dir():
                 path.rmdir()
-            else:
+            elif path != lock:
                 path.unlink()
+        lock.unlink()
+        os.close(self._in_use)
         self.workdir.rmdir()
 
 

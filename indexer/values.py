@@ -29,10 +29,14 @@ _UFS = frozenset(ADDRESS_UFS)
 _FLAGS = frozenset({"", "S", "N"})
 
 
-@lru_cache(maxsize=1 << 16)
 def is_date(value: str) -> bool:
     """Whether `value` is a real `YYYYMMDD` date."""
-    if len(value) != 8 or not value.isascii() or not value.isdigit():
+    return len(value) == 8 and _is_date(value)  # no long value is kept in the cache
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_date(value: str) -> bool:
+    if not value.isascii() or not value.isdigit():
         return False
     try:
         dt.date(int(value[:4]), int(value[4:6]), int(value[6:]))
@@ -54,6 +58,8 @@ def _dates(fields: list[str], found: SetAside | None, columns: dict[int, str]) -
         value = fields[at].strip()
         if value not in NO_DATE and not is_date(value):
             found = _aside(found, fields, at, name, "no such date (YYYYMMDD)")
+        elif value != fields[at]:
+            fields[at] = value  # ` 20240101`: the dates are read unspaced
     return found
 
 

@@ -271,9 +271,7 @@ def _named(filtros: FiltrosLead) -> dict[str, bool]:
     found: dict[str, bool] = {}
     if filtros.filtro is None:
         return found
-    for item in (part.strip().lower() for part in filtros.filtro.split(",")):
-        if not item:
-            continue
+    for item in (part.lower() for part in f.list_items("filtro", filtros.filtro)):
         if item not in FILTROS_NOMEADOS:
             raise BadRequestError(
                 f"filtro desconhecido: {item[:40]!r}.",

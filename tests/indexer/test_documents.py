@@ -27,6 +27,11 @@ from indexer.sources import Kind
         ("", None),
         ("abc", None),
         ("NaN", None),
+        ("999999999999999,99999999999995", Decimal("999999999999999.99999999999995")),
+        ("1000000000000000,00", None),
+        ("\u0661\u0662\u0663,\u0664\u0665", None),  # other scripts' digits: no amount of Receita's
+        ("1_000", None),
+        ("1e14", None),
     ],
 )
 def test_capital_decimal_comma_exact(raw: str, expected: Decimal | None) -> None:

@@ -186,6 +186,9 @@ def test_only_staging_folders_no_load_holds_are_removed(tmp_path: Path) -> None:
     unlocked.mkdir()  # no lock file yet: a load may be making it
     other = tmp_path / "staging-like-but-a-file"
     other.write_text("kept")
+    assert list((tmp_path / f"{PREFIX}running").glob(f"*{IN_USE}")) == [
+        tmp_path / f"{PREFIX}running" / IN_USE
+    ]  # locked before it was named
     assert remove_abandoned(tmp_path) == [abandoned]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [f"{PREFIX}being-made", f"{PREFIX}running", "staging-like-but-a-file"]

@@ -86,6 +86,12 @@ def test_other_spellings_of_the_same_value_are_written_as_receita_does() -> None
     assert (row.fields[18], row.fields[19], row.fields[10]) == ("46400000", "BA", "0")
 
 
+def test_a_date_between_spaces_is_read_unspaced() -> None:
+    row = _row(_changed(ESTABLISHMENT, abertura=" 19851122 "))
+    assert row.set_aside is None
+    assert row.fields[10] == "19851122"
+
+
 def test_codes_the_tables_lack_are_kept_and_only_their_form_is_checked() -> None:
     """Receita's own files hold situação 07 and matriz 3, named by no table."""
     assert _row(_changed(ESTABLISHMENT, matriz="3")).set_aside is None

@@ -59,12 +59,15 @@ def test_city_refused_under_its_own_name(leads_server: Server, paid_key: Issued)
     assert refused.json()["message"].startswith("cidade")
 
 
-@pytest.mark.parametrize(("field", "value"), [("cnae", f"{GROCERY},"), ("uf", "PR,,SP")])
+@pytest.mark.parametrize(
+    ("field", "value"), [("cnae", f"{GROCERY},"), ("uf", "PR,,SP"), ("filtro", "matriz,")]
+)
 def test_a_list_with_an_empty_item_is_refused(
     leads_server: Server, paid_key: Issued, field: str, value: str
 ) -> None:
     """`4711302,` lost a code on the way: refused naming the field, not read as the rest."""
-    refused = get(leads_server, paid_key, "/v1/leads/contagem", **{field: value})
+    params = {"cnae": GROCERY, field: value}
+    refused = get(leads_server, paid_key, "/v1/leads/contagem", **params)
     assert refused.status_code == 400, refused.text
     assert refused.json()["details"]["campo"] == field
     assert "item vazio" in refused.json()["message"]
