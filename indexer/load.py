@@ -251,7 +251,11 @@ def _read_reference(
                         "reference tables (the largest has about 5,600); the live release is "
                         "left as it was"
                     )
-                refs.add(item.kind, row.fields[0], row.fields[1])
+                had = refs.add(item.kind, row.fields[0], row.fields[1])
+                if had is not None:  # a bad row, not a row read
+                    rows, bad = rows - 1, bad + 1
+                    detail = f"{row.fields[0]!r} was {had[:60]!r}; that description is kept"
+                    bad_rows.add(BadRow(name, row.line, "code named again, otherwise", detail))
     progress.read(rows, bad)
     return FileReport(file=name, kind=item.kind.value, rows=rows, bad_rows=bad)
 

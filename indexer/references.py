@@ -52,9 +52,14 @@ class References:
     missing: Counter[tuple[str, str]] = field(default_factory=Counter)
     _rotulos: dict[tuple[Kind, str], Rotulo] = field(default_factory=dict)
 
-    def add(self, kind: Kind, code: str, description: str) -> None:
+    def add(self, kind: Kind, code: str, description: str) -> str | None:
+        """Name `code` in its table; the description it already had, when another (the first
+        one a release gives is kept: two files disagreeing is no reason to pick the last)."""
         key = code.strip().zfill(7) if kind is Kind.CNAES else code_key(code)
-        self.tables.setdefault(kind, {})[key] = " ".join(description.split())
+        table = self.tables.setdefault(kind, {})
+        label = " ".join(description.split())
+        had = table.setdefault(key, label)
+        return had if had != label else None
 
     def label(self, kind: Kind, code: str) -> str | None:
         """The description of `code`, or None when the table lacks it."""

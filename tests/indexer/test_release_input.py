@@ -87,6 +87,22 @@ def test_a_reference_code_that_is_not_one_is_a_bad_row(
     assert report.live
 
 
+def test_a_reference_code_named_again_otherwise_keeps_its_first_name(
+    load: Loader, new_alias: Callable[[], str], es: Elasticsearch, tmp_path: Path
+) -> None:
+    """Two files disagreeing on a code's name (a second municipality table) is a bad row, not
+    a reason to take the last one; the same name again is no disagreement."""
+    release = _copy(SAMPLE, tmp_path)
+    (release / "MUNICCSV2.csv").write_bytes(b'"7107";"OUTRA CIDADE"\n"7107";"SAO PAULO"\n')
+    report = load(release, alias := new_alias())
+    [again] = [f for f in report.files if f.file == "MUNICCSV2.csv"]
+    assert (again.rows, again.bad_rows) == (1, 1)
+    assert report.bad_rows_by_reason["code named again, otherwise"] == 1
+    record = stored(es, alias, "44442947000128")
+    assert record is not None
+    assert record["endereco"]["municipio"]["nome"] == "SAO PAULO"
+
+
 def test_what_a_killed_load_left_is_not_a_release(
     load: Loader, new_alias: Callable[[], str], es: Elasticsearch
 ) -> None:
