@@ -316,6 +316,9 @@ MAX_MEMBERS = 1000
 """Members of one zip read at most: each is opened to be recognised."""
 
 
+LINKED_FOLDER = "a link to a folder, not followed: load the folder itself, or link its files"
+
+
 def scan(root: Path) -> tuple[list[Recognised], list[Ignored]]:
     """Every file's kind, or why it is ignored. A plain file beside a zip holding the same file
     under the same name (a zip also extracted where it lies) is read once, from the zip; a zip
@@ -332,6 +335,9 @@ def scan(root: Path) -> tuple[list[Recognised], list[Ignored]]:
         (source.path.parent, Path(source.member).name): source
         for source in sources if source.member is not None
     }  # fmt: skip
+    if root.is_dir():  # a link to a folder is not followed (a link may loop): said, not skipped
+        for link in sorted(p for p in root.rglob("*") if p.is_symlink() and p.is_dir()):
+            ignored.append(Ignored(Source(link, None), LINKED_FOLDER))
     for source in sources:
         twin = zipped.get((source.path.parent, source.path.name)) if not source.member else None
         if twin is not None and _same_content(source.path, twin):

@@ -4,7 +4,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from indexer.sources import Kind, scan
+from indexer.sources import LINKED_FOLDER, Kind, scan
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT
 
 
@@ -64,3 +64,21 @@ def test_scan_corrupt_or_encrypted_zip_ignored_as_unreadable(tmp_path: Path) -> 
     assert recognised == []
     assert sorted(item.source.path.name for item in ignored) == ["Empresas0.zip", "Socios0.zip"]
     assert all(item.reason.startswith("unreadable:") for item in ignored)
+
+
+def test_a_link_to_a_folder_is_named_among_the_ignored_not_skipped(tmp_path: Path) -> None:
+    """A link to a folder is not followed (a link can loop), and the report says so: the
+    files behind it would otherwise be missing from the month without a word."""
+    parts = tmp_path / "elsewhere"
+    parts.mkdir()
+    shutil.copy(RECEITA_SAMPLE / "SOCIOCSV.csv", parts / "SOCIOCSV.csv")
+    month = tmp_path / "2026-10"
+    month.mkdir()
+    shutil.copy(RECEITA_SAMPLE / "ESTABELE.csv", month / "ESTABELE.csv")
+    (month / "socios").symlink_to(parts, target_is_directory=True)
+    (month / "empresas.csv").symlink_to(RECEITA_SAMPLE / "EMPRECSV.csv")  # a linked file is read
+    recognised, ignored = scan(month)
+    assert sorted(item.kind for item in recognised) == [Kind.EMPRESAS, Kind.ESTABELECIMENTOS]
+    assert [(item.source.path, item.reason) for item in ignored] == [
+        (month / "socios", LINKED_FOLDER)
+    ]
