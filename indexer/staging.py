@@ -167,15 +167,16 @@ load's process ends, however it ends."""
 def remove_abandoned(parent: Path) -> list[Path]:
     """Remove the staging folders in `parent` that no running load holds: a load killed before
     its end (SIGKILL, a machine stopped) leaves one, with a whole month's rows staged in it. A
-    folder without the lock file is left alone (it may be one a load is just making)."""
+    folder without the lock file is left alone (it may be one a load is just making), and so is
+    one whose lock is not a plain file of its own (a link: no load makes one)."""
     removed = []
     for folder in sorted(parent.glob(f"{PREFIX}*")):
         lock = folder / IN_USE
         if folder.is_symlink() or not folder.is_dir() or not lock.is_file():
             continue
         try:
-            handle = os.open(lock, os.O_RDONLY)
-        except OSError:
+            handle = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # a link (ELOOP), or a lock gone since it was seen
             continue
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -186,12 +186,20 @@ def test_only_staging_folders_no_load_holds_are_removed(tmp_path: Path) -> None:
     unlocked.mkdir()  # no lock file yet: a load may be making it
     other = tmp_path / "staging-like-but-a-file"
     other.write_text("kept")
+    linked = tmp_path / f"{PREFIX}linked-lock"
+    linked.mkdir()
+    (linked / IN_USE).symlink_to(other)  # no load makes its lock a link: not taken for one
     assert list((tmp_path / f"{PREFIX}running").glob(f"*{IN_USE}")) == [
         tmp_path / f"{PREFIX}running" / IN_USE
     ]  # locked before it was named
     assert remove_abandoned(tmp_path) == [abandoned]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [f"{PREFIX}being-made", f"{PREFIX}running", "staging-like-but-a-file"]
+        [
+            f"{PREFIX}being-made",
+            f"{PREFIX}linked-lock",
+            f"{PREFIX}running",
+            "staging-like-but-a-file",
+        ]
     )
     running.close()
     assert not (tmp_path / f"{PREFIX}running").exists()
