@@ -189,8 +189,29 @@ def text_of(raw: IO[bytes]) -> io.TextIOWrapper:
     same. Bytes are read as UTF-8 and those that are not UTF-8 as latin-1: latin-1's accented
     letters are never valid UTF-8 in Portuguese text (an accented letter is followed by a
     letter, a space or a separator, never by the continuation byte UTF-8 would need), so each
-    file reads right in either encoding, even one that mixes them line by line."""
+    file reads right in either encoding, even one that mixes them line by line. A copy saved
+    as UTF-16 with its byte-order mark (Windows tools' "Unicode text") is read as UTF-16 (a
+    byte left over at its end reads as U+FFFD)."""
+    if _first_two(raw) in UTF16_MARKS:
+        return io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
     return io.TextIOWrapper(raw, encoding="utf-8", errors="latin1_rest", newline="")
+
+
+def _first_two(raw: IO[bytes]) -> bytes:
+    """The stream's first two bytes, left to be read (files and zip members can be peeked at,
+    other streams sought back)."""
+    peek = getattr(raw, "peek", None)
+    if peek is not None:
+        return bytes(peek(2)[:2])
+    if not raw.seekable():
+        return b""
+    start = raw.read(2)
+    raw.seek(-len(start), io.SEEK_CUR)
+    return start
+
+
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+"""UTF-16's byte-order marks, little- and big-endian."""
 
 
 def first_lines(source: Source, count: int) -> list[str]:
@@ -220,11 +241,8 @@ def named_like_regime(source: Source) -> bool:
     return any(regime in name for regime in REGIME_NAMES)
 
 
-BYTE_ORDER_MARKS = ("\ufeff", "\u00ef\u00bb\u00bf", "\u00ff\u00fe", "\u00fe\u00ff")
-"""A UTF-8 byte-order mark as read in UTF-8 and in latin-1, and UTF-16's (little- and
-big-endian) as read in latin-1. A copy saved as UTF-16 (Windows tools' "Unicode text") then reads
-as the text it holds: each of its characters is a byte of latin-1, the text's own (Receita's
-files have no other), and a NUL byte, dropped as any NUL is (`indexer.reader`)."""
+BYTE_ORDER_MARKS = ("\ufeff", "\u00ef\u00bb\u00bf")
+"""A UTF-8 byte-order mark as read in UTF-8 and in latin-1."""
 
 
 def without_mark(line: str) -> str:
