@@ -117,8 +117,11 @@ def _company(fields: list[str]) -> SetAside | None:
     return found
 
 
+_PARTNER_DATES = {5: "data_entrada_sociedade"}
+
+
 def _partner(fields: list[str]) -> SetAside | None:
-    found = _dates(fields, None, {5: "data_entrada_sociedade"})
+    found = _dates(fields, None, _PARTNER_DATES)
     return _codes(fields, found, {1: "identificador_socio", 4: "qualificacao_socio", 6: "pais",
                                   9: "qualificacao_representante_legal",
                                   10: "faixa_etaria"})  # fmt: skip
@@ -141,7 +144,7 @@ def _simples(fields: list[str]) -> SetAside | None:
 
 
 # The fast path: a clean row costs one match of its code-like fields, joined, against an
-# expression of what Receita writes, and a set lookup per date (and state): about a fifth of the
+# expression of what Receita writes, and a set lookup per date (and state): about a quarter of the
 # checks field by field. A row it does not take goes through the checks above, which decide.
 # It is narrower than they are, never wider: a value it takes, they take as it is.
 _FIRST_DAY = dt.date(1900, 1, 1)
@@ -181,12 +184,19 @@ _PARTNER_SIMPLE = _simple(Kind.SOCIOS)
 _SIMPLES_SIMPLE = _simple(Kind.SIMPLES)
 
 
+# The date columns, from the tables above (unpacked: a column added there fails here at import,
+# so the two never disagree; local names cost less than a call per row).
+_SITUATION_DAY, _OPENING_DAY, _SPECIAL_DAY = _ESTABLISHMENT_DATES
+_SIMPLES_IN, _SIMPLES_OUT, _MEI_IN, _MEI_OUT = _SIMPLES_DATES
+(_PARTNER_DAY,) = _PARTNER_DATES
+
+
 def _checked_establishment(f: list[str]) -> SetAside | None:
     if (
         _ESTABLISHMENT_SIMPLE(f)
-        and f[6] in _DAYS
-        and f[10] in _DAYS
-        and f[29] in _DAYS
+        and f[_SITUATION_DAY] in _DAYS
+        and f[_OPENING_DAY] in _DAYS
+        and f[_SPECIAL_DAY] in _DAYS
         and f[19] in _KNOWN_UFS
     ):
         return None
@@ -198,11 +208,17 @@ def _checked_company(f: list[str]) -> SetAside | None:
 
 
 def _checked_partner(f: list[str]) -> SetAside | None:
-    return None if _PARTNER_SIMPLE(f) and f[5] in _DAYS else _partner(f)
+    return None if _PARTNER_SIMPLE(f) and f[_PARTNER_DAY] in _DAYS else _partner(f)
 
 
 def _checked_simples(f: list[str]) -> SetAside | None:
-    if _SIMPLES_SIMPLE(f) and f[2] in _DAYS and f[3] in _DAYS and f[5] in _DAYS and f[6] in _DAYS:
+    if (
+        _SIMPLES_SIMPLE(f)
+        and f[_SIMPLES_IN] in _DAYS
+        and f[_SIMPLES_OUT] in _DAYS
+        and f[_MEI_IN] in _DAYS
+        and f[_MEI_OUT] in _DAYS
+    ):
         return None
     return _simples(f)
 
