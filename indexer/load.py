@@ -499,7 +499,8 @@ def _check_named_parts(path: Path, recognised: list[Recognised], ignored: list[I
 def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignored]) -> None:
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
     truncated zip: it may hold any part of the month), a file named as a part of the month whose
-    rows do not fit it, or a folder without establishments or without companies fails the load
+    rows do not fit it, or a folder without establishments or without one of `REQUIRED_PARTS`
+    fails the load
     before any work, and the live release stays as it was. (A single file given alone is loaded
     as it is.)"""
     unreadable = [item for item in ignored if item.reason.startswith("unreadable")]
@@ -528,11 +529,34 @@ def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignor
             f"{path}: no establishments file (Estabelecimentos*.zip) among "
             f"{len(recognised) + len(ignored)} file(s); the live release is left as it was"
         )
-    if path.is_dir() and not any(item.kind is Kind.EMPRESAS for item in recognised):
+    found = {item.kind for item in recognised}
+    lacking = [part for kind, part in REQUIRED_PARTS.items() if kind not in found]
+    if path.is_dir() and lacking:
+        names = ", ".join(f"no {named} file ({pattern})" for named, pattern, _ in lacking)
+        lost = "; ".join(lost for _, _, lost in lacking)
         raise elastic.LoadError(
-            f"{path}: no companies file (Empresas*.zip): every record would lack its company "
-            "(razão social, capital, porte); the live release is left as it was"
+            f"{path}: {names}: every record would lack {lost}, and every monitor would report "
+            "it changed; the live release is left as it was"
         )
+
+
+REQUIRED_PARTS = {
+    Kind.EMPRESAS: ("companies", "Empresas*.zip", "its company (razão social, capital, porte)"),
+    Kind.SOCIOS: ("partners", "Socios*.zip", "its partners"),
+    Kind.SIMPLES: ("Simples", "Simples.zip", "its Simples and MEI options"),
+    Kind.CNAES: ("CNAE table", "Cnaes.zip", "the names of its activities"),
+    Kind.MOTIVOS: ("reasons table", "Motivos.zip", "the name of its status's reason"),
+    Kind.MUNICIPIOS: ("municipalities table", "Municipios.zip", "the name of its city"),
+    Kind.NATUREZAS: ("legal natures table", "Naturezas.zip", "the name of its legal nature"),
+    Kind.PAISES: ("countries table", "Paises.zip", "the names of its countries"),
+    Kind.QUALIFICACOES: (
+        "qualifications table",
+        "Qualificacoes.zip",
+        "the names of its partners' qualifications",
+    ),
+}
+"""The parts of the month a folder must hold beside the establishments, and what each record of
+a release without one would lack (every monitor would then report it changed)."""
 
 
 def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) -> LoadReport:

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from app.domain.cnpj import check_digits
+
+SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "sample"
+REFERENCE_TABLES = ("CNAECSV.csv", "MOTICSV.csv", "MUNICCSV.csv", "NATJUCSV.csv", "PAISCSV.csv",
+                    "QUALSCSV.csv")  # fmt: skip
+"""The bundled sample's six code tables: a folder load requires them (`indexer.load`)."""
+
+
+def copy_sample(folder: Path, *names: str) -> None:
+    """The bundled sample's files `names` into `folder`: the parts of the month a made-up
+    release does not write itself, which a folder load requires (their rows name the sample's
+    companies, absent from the release: they join nothing)."""
+    for name in names:
+        shutil.copy(SAMPLE / name, folder / name)
 
 
 def rows(*items: list[str]) -> bytes:

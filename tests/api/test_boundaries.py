@@ -16,7 +16,7 @@ from app.lib.paging import MAX_CURSOR, Cursor, Cursors
 from app.search.service import AFTER
 from app.settings import Settings, get_settings
 from tests.conftest import SERPRO, Loader, MakeKey, Server, serving
-from tests.releases import cnpj_of, establishment, partner, rows
+from tests.releases import REFERENCE_TABLES, cnpj_of, copy_sample, establishment, partner, rows
 
 BOUNDS: list[tuple[str, str, int, str]] = [
     # (path, parameter, largest accepted length, field named in the 400)
@@ -261,6 +261,7 @@ def capped_server(
     )
     shared = partner("SOCIO DE MUITAS", "***111111**")
     (release / "SOCIOCSV.csv").write_bytes(rows(*([root, *shared] for root in CAPPED_ROOTS)))
+    copy_sample(release, *REFERENCE_TABLES, "SIMPLESCSV.csv")
     alias = new_alias()
     load(release, alias)
     with serving(alias) as server:

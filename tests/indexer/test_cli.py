@@ -104,8 +104,8 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     es: Elasticsearch, new_alias: Callable[[], str], tmp_path: Path
 ) -> None:
     """A release goes live whole or not at all: the live one stays when the folder is empty,
-    holds no establishments or no companies file, has one that yields no row, or has a file that
-    cannot be read."""
+    holds no establishments or lacks another part every record draws on (companies, partners,
+    Simples, a code table), has one that yields no row, or has a file that cannot be read."""
     alias = new_alias()
     assert _invoke("load", str(PEER_DATA), "--alias", alias)[0] == 0
     live = set(es.indices.get_alias(name=alias).body)
@@ -145,6 +145,13 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
     no_companies = _release(tmp_path, "no-companies")  # establishments without their companies
     for part in no_companies.glob("Empresas*.zip"):
         part.unlink()
+    lacking = {}  # the other parts every record draws on, each left out
+    for name, parts in [("no-partners", ["Socios*.zip"]), ("no-simples", ["Simples.zip"]),
+                        ("no-tables", ["Cnaes.zip", "Paises.zip"])]:  # fmt: skip
+        lacking[name] = _release(tmp_path, name)
+        for part in parts:
+            for file in lacking[name].glob(part):
+                file.unlink()
     months = tmp_path / "months"  # a folder of months, pointed at instead of one of them
     for month in ("2025-11", "2025-12"):
         shutil.copytree(PEER_DATA, months / month)
@@ -158,7 +165,15 @@ def test_cli_release_without_establishments_or_with_a_damaged_file_never_goes_li
         (empty_part, "Socios1.csv (named like socios but empty)"),
         (regime, "Lucro Real.zip:Lucro Real.csv (named like regimes but its first line"),
         (months, "it holds 2 months (2025-11, 2025-12)"),
-        (no_companies, "no companies file (Empresas*.zip)"),
+        (no_companies, "no companies file (Empresas*.zip): every record would lack its company"),
+        (lacking["no-partners"], "no partners file (Socios*.zip): every record would lack its"),
+        (lacking["no-simples"], "no Simples file (Simples.zip): every record would lack its"),
+        (
+            lacking["no-tables"],
+            "no CNAE table file (Cnaes.zip), no countries table file (Paises.zip): every record "
+            "would lack the names of its activities; the names of its countries, and every "
+            "monitor would report it changed",
+        ),
         (hollow, "Socios0.zip (named like socios: no file inside)"),
         (blank_regime, "Lucro Real.csv (named like regimes but empty)"),
         (note, "Simples.zip (named like simples: not a CSV file"),

@@ -11,15 +11,11 @@ characters."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import ROOT
-from tests.releases import cnpj_of, rows
+from tests.releases import REFERENCE_TABLES, cnpj_of, copy_sample, rows
 
-REFERENCE = ("CNAECSV.csv", "MOTICSV.csv", "MUNICCSV.csv", "NATJUCSV.csv", "PAISCSV.csv",
-             "QUALSCSV.csv")  # fmt: skip
 CITIES = (("PR", "7535"), ("SP", "7107"), ("RJ", "6001"))
 RESTAURANT, SNACK_BAR, GROCERY = "5611201", "5611203", "4721102"
 PORTES = ("01", "03", "05", "00")
@@ -127,8 +123,7 @@ def ranked(found: list[Lead], **options: object) -> list[tuple[int, str]]:
 def write(folder: Path) -> Path:
     """The release's files in Receita's format under `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in REFERENCE:
-        shutil.copy(ROOT / "fixtures" / "sample" / name, folder / name)
+    copy_sample(folder, *REFERENCE_TABLES, "SOCIOCSV.csv")
     (folder / "EMPRECSV.csv").write_bytes(
         rows(*([lead.root, lead.name, "2062", "49", f"{lead.capital},00", lead.porte, ""]
                for lead in LEADS))
