@@ -223,6 +223,13 @@ def print_report(report: LoadReport) -> None:
             f"{report.regimes_without_company:,} tax-regime rows name a company with no "
             "establishment in this release (not loaded)"
         )
+    if report.rows_without_establishment:
+        unmatched = report.rows_without_establishment
+        said = ", ".join(f"{n:,} of {kind}" for kind, n in unmatched.items())
+        console.print(
+            f"rows whose company has no establishment in this release (not loaded): {said}",
+            markup=False,
+        )
     if report.records_file:
         console.print(
             f"record store {report.records_file}: {report.records_bytes / 2**20:,.1f} MiB",

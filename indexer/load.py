@@ -95,6 +95,9 @@ class LoadReport(msgspec.Struct, kw_only=True):
     """State-registration rows whose CNPJ is not an establishment of the release (not loaded)."""
     regimes_without_company: int = 0
     """Tax-regime rows whose company has no establishment in the release (not loaded)."""
+    rows_without_establishment: dict[str, int] = msgspec.field(default_factory=dict)
+    """Rows of the companies, partners and Simples files (by kind) whose company has no
+    establishment in the release: not loaded, as every record is an establishment's."""
     records_file: str | None = None
     """The release's record store (`indexer.records`), when one was written."""
     records_bytes: int = 0
@@ -599,7 +602,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
                 "release is left as it was"
             )
         unmatched = staging.unmatched_registrations()
-        regimes_unmatched = staging.unmatched_regimes()
+        unmatched_rows = staging.unmatched_rows()
         repeated = staging.repeated_roots()
         over_caps = staging.over_caps()
         clock.lap("stage")
@@ -619,7 +622,8 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
             ignored_files=[IgnoredFile(file=i.source.name, reason=i.reason) for i in ignored],
             establishments=establishments,
             registrations_without_establishment=unmatched,
-            regimes_without_company=regimes_unmatched,
+            regimes_without_company=unmatched_rows.pop(Kind.REGIMES),
+            rows_without_establishment={kind.value: n for kind, n in unmatched_rows.items() if n},
             data_referencia=reference_date,
         )
         progress.indexing(establishments)

@@ -281,19 +281,26 @@ class Staging:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def unmatched_regimes(self) -> int:
-        """Tax-regime rows whose company has no establishment in the release (not loaded: a
-        regime is shown on its company's establishments)."""
+    def unmatched_rows(self) -> dict[Kind, int]:
+        """Rows of each kind keyed by company (companies, partners, Simples, tax regimes) whose
+        company has no establishment in the release: none is loaded, as a record is an
+        establishment's."""
+        kinds = [Kind.EMPRESAS, Kind.SOCIOS, Kind.SIMPLES, Kind.REGIMES]
+        counts = ", ".join(  # the tables of `KEYS` only
+            f"(SELECT count(*) FROM {KEYS[kind][0]} t ANTI JOIN roots e "  # noqa: S608
+            "ON t.bucket = e.bucket AND t.cnpj_basico = e.cnpj_basico)"
+            for kind in kinds
+        )
         row = self.con.execute(
-            "SELECT count(*) FROM regimes t ANTI JOIN "
-            "(SELECT DISTINCT bucket, cnpj_basico FROM estabelecimentos) e "
-            "ON t.bucket = e.bucket AND t.cnpj_basico = e.cnpj_basico"
+            "WITH roots AS MATERIALIZED "  # noqa: S608
+            "(SELECT DISTINCT bucket, cnpj_basico FROM estabelecimentos) "
+            f"SELECT {counts}"
         ).fetchone()
-        return int(row[0]) if row else 0
+        return {kind: int(row[at]) if row else 0 for at, kind in enumerate(kinds)}
 
     def over_caps(self) -> dict[str, int]:
         """Rows past a cap of their company or establishment (not joined), by reason; those of a
-        company or CNPJ with no establishment are not joined at all (`unmatched_regimes`...),
+        company or CNPJ with no establishment are not joined at all (`unmatched_rows`...),
         and not counted here again."""
         counted = {}
         for table, key, cap, what in (

@@ -76,6 +76,18 @@ def test_load_peer_release_one_document_live(
         elsewhere += sum(1 for row in rows if digits(row["cnpj"])[:8] not in roots)
     assert elsewhere > 0
     assert report.regimes_without_company == elsewhere
+    # So is each row of the companies, partners and Simples files whose company has none.
+    without = {}
+    for kind, pattern in (("empresas", "Empresas*.zip"), ("socios", "Socios*.zip"),
+                          ("simples", "Simples.zip")):  # fmt: skip
+        for part in sorted(PEER_DATA.glob(pattern)):
+            with zipfile.ZipFile(part) as archive:
+                [member] = archive.namelist()
+                text = archive.read(member).decode("latin-1")
+            rows = [row for row in csv.reader(io.StringIO(text), delimiter=";") if row]
+            without[kind] = without.get(kind, 0) + sum(1 for row in rows if row[0] not in roots)
+    assert without["socios"] > 0
+    assert report.rows_without_establishment == {k: n for k, n in without.items() if n}
     assert sorted(f.file for f in report.ignored_files) == [
         "PROVENANCE.txt", "response.json", "tabmun.csv", "updated_at.txt",
     ]  # fmt: skip
