@@ -208,20 +208,29 @@ class Staging:
         self.workdir = workdir
         self.bucket_rows = bucket_rows
         self.buckets = 1
-        workdir.mkdir(parents=True, exist_ok=True)
-        # Locked under another name, then named: `remove_abandoned` never sees it unlocked.
-        making = workdir / f".{IN_USE}"
-        self._in_use = os.open(making, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        fcntl.flock(self._in_use, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.rename(making, workdir / IN_USE)
         self._parts: dict[Kind, list[Path]] = {}
         self._counts: Counter[Kind] = Counter()
-        self.con = duckdb.connect(str(self.database))
-        self.con.execute(f"SET memory_limit = '{megabytes(memory_limit)}MB'")
-        self.con.execute(f"SET threads = {int(threads)}")
-        self.con.execute("SET temp_directory = ?", [str(workdir / "spill")])
-        self.con.execute("SET preserve_insertion_order = false")
-        self.con.execute("SET enable_progress_bar = false")
+        self._in_use = -1
+        con: duckdb.DuckDBPyConnection | None = None
+        workdir.mkdir(parents=True, exist_ok=True)
+        try:  # a folder that cannot be set up is removed at once, not left to the next load
+            # Locked under another name, then named: `remove_abandoned` never sees it unlocked.
+            making = workdir / f".{IN_USE}"
+            self._in_use = os.open(making, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+            fcntl.flock(self._in_use, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(making, workdir / IN_USE)
+            con = duckdb.connect(str(self.database))
+            con.execute(f"SET memory_limit = '{megabytes(memory_limit)}MB'")
+            con.execute(f"SET threads = {int(threads)}")
+            con.execute("SET temp_directory = ?", [str(workdir / "spill")])
+            con.execute("SET preserve_insertion_order = false")
+            con.execute("SET enable_progress_bar = false")
+        except BaseException:
+            if con is not None:
+                con.close()
+            self._remove()
+            raise
+        self.con = con
 
     def add(self, kind: Kind, path: Path, rows: int) -> None:
         """Register a staging CSV part (written by `indexer.readjob`) of a main file."""
@@ -349,14 +358,18 @@ class Staging:
         """Remove the folder: its contents while the lock is held, then the lock, then the
         folder (another load never takes it for abandoned while it is being removed)."""
         self.con.close()
+        self._remove()
+
+    def _remove(self) -> None:
         lock = self.workdir / IN_USE
         for path in sorted(self.workdir.rglob("*"), reverse=True):
             if path.is_dir():
                 path.rmdir()
             elif path != lock:
                 path.unlink()
-        lock.unlink()
-        os.close(self._in_use)
+        lock.unlink(missing_ok=True)
+        if self._in_use >= 0:
+            os.close(self._in_use)
         self.workdir.rmdir()
 
 

@@ -203,3 +203,13 @@ def test_only_staging_folders_no_load_holds_are_removed(tmp_path: Path) -> None:
     )
     running.close()
     assert not (tmp_path / f"{PREFIX}running").exists()
+
+
+def test_a_staging_folder_that_cannot_be_set_up_is_removed_at_once(tmp_path: Path) -> None:
+    """Staging that fails after its folder, lock and database exist (here DuckDB's settings)
+    leaves nothing behind: no later load has to find and remove it."""
+    with pytest.raises(ValueError, match="invalid memory size"):
+        Staging(tmp_path / f"{PREFIX}failed", memory_limit="lots")
+    with pytest.raises(duckdb.Error):
+        Staging(tmp_path / f"{PREFIX}failed-again", threads=-1)
+    assert list(tmp_path.iterdir()) == []
