@@ -35,6 +35,7 @@ from app.domain.record import (
     Telefone,
 )
 from app.domain.text import normalize, normalize_name, partner_key, phonetic_name
+from app.search.names import standing
 from indexer.references import References, remember
 from indexer.sources import Kind
 from indexer.staging import Joined
@@ -324,10 +325,11 @@ class Builder:
         registrations = _registrations(joined.inscricoes)
         regimes = _regimes(joined.regimes)
         situacao, situacao_label = self.situacao(row[5])
+        matriz_filial = self.fixed(row[3], codes.MATRIZ_FILIAL, "matriz_filial") or _NO_CODE
         return Documento(
             cnpj=f"{root}{order}{digits}",
             cnpj_basico=root,
-            matriz_filial=self.fixed(row[3], codes.MATRIZ_FILIAL, "matriz_filial") or _NO_CODE,
+            matriz_filial=matriz_filial,
             razao_social=razao_social,
             nome_fantasia=nome_fantasia,
             situacao_cadastral=Situacao(
@@ -383,6 +385,7 @@ class Builder:
                 inscricoes=[f"{r.uf}{r.inscricao_estadual}" for r in registrations],
                 regimes=_latest_regimes(regimes),
                 fonetica=_sound_keys(razao_social, nome_fantasia),
+                ordem=standing(situacao, matriz_filial.codigo),
             ),
         )
 

@@ -27,7 +27,14 @@ from app.domain.summary import SOURCE_FIELDS
 from app.errors import BadRequestError
 from app.search import filters as f
 from app.search.names import words
-from app.search.service import SORT, TIMEOUT, Etapa, Modo, build_query, facet_aggregations
+from app.search.service import (
+    TIMEOUT,
+    Etapa,
+    Modo,
+    build_query,
+    facet_aggregations,
+    listing_for,
+)
 
 SAMPLE_FIELDS = ["razao_social", "nome_fantasia", "endereco.uf", "cnae_principal.codigo"]
 PAGE = 21
@@ -95,7 +102,8 @@ def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str,
             query, _ = build_query(filters, mode, etapa)
         except BadRequestError:  # a value the API's filters refuse (bad data: a UF `R`)
             continue
-        yield {"query": query, "aggregations": aggregations or None}
+        sort = listing_for(query).sort
+        yield {"query": query, "sort": sort, "aggregations": aggregations or None}
 
 
 def ready(es: Elasticsearch, alias: str, wait: str = "60s") -> None:
@@ -162,7 +170,6 @@ def warm(
                 answer = client.search(
                     index=alias,
                     size=PAGE,
-                    sort=SORT,
                     source_includes=SOURCE_FIELDS,
                     track_total_hits=True,
                     timeout=TIMEOUT,

@@ -295,6 +295,9 @@ class Busca(msgspec.Struct, frozen=True, kw_only=True):
     fonetica: str = ""
     """The sound keys of the legal and trade names' words (`app.domain.text.phonetic`), for
     the relaxed pass of the name search."""
+    ordem: float = 1.0
+    """Where a search of filters alone ranks the establishment (`app.search.names.standing`),
+    sorted on instead of scored."""
 
 
 class Documento(Registro, frozen=True, kw_only=True):

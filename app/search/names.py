@@ -230,11 +230,23 @@ def _loose(field: str, phrase: str, needed: str, boost: float) -> dict[str, Any]
     }
 
 
+def standing(situacao: str | None, matriz_filial: str | None) -> float:
+    """The score a search of filters alone gives an establishment (`ranking_boosts` over a
+    match of everything, 1.0): the indexer writes it as `busca.ordem`, and such a search sorts
+    on it instead of scoring every match (`app.search.service.listing_for`)."""
+    active = ACTIVE_BOOST if situacao == ACTIVE else 0.0
+    return 1.0 + active + (MATRIZ_BOOST if matriz_filial == MATRIZ else 0.0)
+
+
+ACTIVE, MATRIZ = "02", "1"
+"""The codes `ranking_boosts` and `standing` favour: situação ativa, and the matriz."""
+
+
 def ranking_boosts() -> list[dict[str, Any]]:
     """Active establishments, then the matriz, above otherwise equal ones."""
     return [
-        _fixed({"term": {"situacao_cadastral.codigo": "02"}}, ACTIVE_BOOST),
-        _fixed({"term": {"matriz_filial.codigo": "1"}}, MATRIZ_BOOST),
+        _fixed({"term": {"situacao_cadastral.codigo": ACTIVE}}, ACTIVE_BOOST),
+        _fixed({"term": {"matriz_filial.codigo": MATRIZ}}, MATRIZ_BOOST),
     ]
 
 

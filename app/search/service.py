@@ -17,9 +17,10 @@ from typing import Any
 import msgspec
 
 from app.context import Backends
-from app.domain.summary import Resumo, resumo
+from app.domain.summary import Fonte, Resumo, resumo
 from app.errors import BadRequestError
 from app.lib import paging
+from app.lib.elastic import Hit
 from app.lib.listing import Listing, fetch
 from app.lib.wording import CONTROL, CONTROL_REASON
 from app.search import filters as f
@@ -123,19 +124,15 @@ def build_query(
             f"Informe {name} ou ao menos um filtro.", details={"aceitos": ACCEPTED[mode]}
         )
     weight, partners = 1.5 if mode is Modo.NOME else 1.0, mode is Modo.SEARCH
-    matched = None
-    if text and etapa is Etapa.AMPLIADA:
-        matched = relaxed_query(text, trade_weight=weight, partners=partners)
-    elif text:
+    query: dict[str, Any] = {"bool": {"filter": clauses}}  # filters alone: `listing_for`
+    if text:
         tolerant = etapa is Etapa.TOLERANTE
-        matched = name_query(text, trade_weight=weight, partners=partners, tolerant=tolerant)
-    query = {
-        "bool": {
-            "must": [matched or {"match_all": {}}],
-            "filter": clauses,
-            "should": ranking_boosts(),
-        }
-    }
+        matched = (
+            relaxed_query(text, trade_weight=weight, partners=partners)
+            if etapa is Etapa.AMPLIADA
+            else name_query(text, trade_weight=weight, partners=partners, tolerant=tolerant)
+        )
+        query["bool"].update(must=[matched], should=ranking_boosts())
     for paged in PAGING:
         shown.pop(paged, None)
     if terms:
@@ -212,6 +209,25 @@ async def _page(
 
 
 LISTING = Listing(lista="busca", sort=SORT, after=AFTER)
+BY_STANDING = Listing(
+    lista="busca",
+    sort=[
+        {"busca.ordem": {"order": "desc", "unmapped_type": "float", "missing": 1.0}},
+        {"cnpj": "asc"},
+    ],
+    after=AFTER,
+)
+"""A search of filters alone scores nothing: it sorts on the score its matches would have had
+(`busca.ordem`, `app.search.names.standing`: active, then matriz, then CNPJ), which costs
+Elasticsearch less than scoring every match. Its sort values and cursors are those of the
+scored sort (a cursor made by either pages the other). A release loaded before the field
+existed sorts its matches by CNPJ alone (`missing`)."""
+
+
+def listing_for(query: dict[str, Any]) -> Listing:
+    """How `build_query`'s `query` sorts: by relevance when it searches a name, else
+    `BY_STANDING`."""
+    return LISTING if "must" in query["bool"] else BY_STANDING
 
 
 def facet_aggregations(facets: list[str]) -> dict[str, Any]:
@@ -229,9 +245,10 @@ async def run_query(
     facets: list[str],
 ) -> Pagina:
     """One page of `query`'s hits, sorted by relevance then CNPJ, with facet counts."""
+    listing = listing_for(query)
     page = await fetch(
         backends,
-        LISTING,
+        listing,
         query,
         limit=limit,
         cursor=cursor,
@@ -249,13 +266,17 @@ async def run_query(
         reference = live.data_referencia if live else None
     return Pagina(
         data=[
-            ResultadoBusca(
-                **resumo(hit.source), score=round(hit.score, 4) if hit.score is not None else None
-            )
-            for hit in page.hits
+            ResultadoBusca(**resumo(hit.source), score=_score(hit, listing)) for hit in page.hits
         ],
         total=page.total,
         next_cursor=page.next_cursor,
         facets=counted or None,
         data_referencia=reference,
     )
+
+
+def _score(hit: Hit[Fonte], listing: Listing) -> float | None:
+    """The hit's relevance score, or for a search of filters alone its standing (the score
+    it would have had)."""
+    score = hit.sort[0] if listing is BY_STANDING and hit.sort else hit.score
+    return round(float(score), 4) if isinstance(score, int | float) else None

@@ -173,9 +173,26 @@ def test_search_finds_partner_names(api: httpx.Client, es: Elasticsearch, alias:
 
 
 def test_active_and_matriz_rank_first_among_equals(api: httpx.Client) -> None:
-    hits = api.get("/seek", params={"uf": "SP", "limit": 100}).json()["data"]
+    """Filters alone: active establishments first, then the matriz, then by CNPJ, each with
+    the score the documented boosts give it (1, +1.5 active, +0.5 matriz), across pages."""
+    hits: list[dict[str, Any]] = []
+    cursor = None
+    while cursor or not hits:
+        params = {"uf": "SP", "limit": "100", **({"cursor": cursor} if cursor else {})}
+        page = api.get("/seek", params=params).json()
+        hits += page["data"]
+        cursor = page["next_cursor"]
+    assert len(hits) == page["total"]
     ranks = [(h["situacao_cadastral"] == "ATIVA", h["matriz_filial"] == "MATRIZ") for h in hits]
-    assert ranks == sorted(ranks, reverse=True)
+    assert set(ranks) == {(a, m) for a in (True, False) for m in (True, False)}  # all four
+    expected = sorted(hits, key=lambda h: (*(not r for r in _rank(h)), h["cnpj"]))
+    assert [h["cnpj"] for h in hits] == [h["cnpj"] for h in expected]
+    for hit, (active, matriz) in zip(hits, ranks, strict=True):
+        assert hit["score"] == 1.0 + 1.5 * active + 0.5 * matriz, hit
+
+
+def _rank(hit: dict[str, Any]) -> tuple[bool, bool]:
+    return hit["situacao_cadastral"] == "ATIVA", hit["matriz_filial"] == "MATRIZ"
 
 
 def _es_count(es: Elasticsearch, alias: str, query: dict[str, Any]) -> int:
