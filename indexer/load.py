@@ -503,9 +503,8 @@ def _check_release(path: Path, recognised: list[Recognised], ignored: list[Ignor
     """A release goes live whole or not at all: a file that cannot be read (a damaged or
     truncated zip: it may hold any part of the month), a file named as a part of the month whose
     rows do not fit it, or a folder without establishments or without one of `REQUIRED_PARTS`
-    fails the load
-    before any work, and the live release stays as it was. (A single file given alone is loaded
-    as it is.)"""
+    fails the load before any work, and the live release stays as it was. (A single file given
+    alone is loaded as it is.)"""
     unreadable = [item for item in ignored if item.reason.startswith("unreadable")]
     if unreadable:
         names = ", ".join(f"{item.source.name} ({item.reason})" for item in unreadable[:3])

@@ -233,8 +233,8 @@ class Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log()[-4000:]}")
-            try:
-                httpx.get(f"{self.url}/health", timeout=1)
+            try:  # any answer will do, a slow 503 too (a test's cluster may hang)
+                httpx.get(f"{self.url}/health", timeout=10)
                 return
             except httpx.TransportError:
                 time.sleep(0.2)
