@@ -46,6 +46,28 @@ def elasticsearch_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def elasticsearch_pid() -> int:
+    """The process id of the Elasticsearch node on this machine."""
+    found = subprocess.run(
+        ["pgrep", "-f", "org.elasticsearch.bootstrap.Elasticsearch"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(found.stdout.split()[0])
+
+
+Shapes = dict[tuple[str, ...], list[dict[str, str]]]
+"""Requests by the fields they send."""
+
+
+def shapes_of(endpoint: str, es_url: str, alias: str) -> Shapes:
+    """The requests of `scripts/bench_search.py --endpoint endpoint`, by the fields they send."""
+    documents = sample_documents(es_url, alias, 2000, seed=7)
+    shapes: Shapes = {}
+    for request in requests_for(endpoint, documents, random.Random(7)):
+        shapes.setdefault(tuple(sorted(request)), []).append(request)
+    return shapes
+
+
 def bodies(requests: list[dict[str, str]], scored: bool) -> list[dict[str, Any]]:
     """The search bodies of `requests` as the API sends them, or scored by the boosts."""
     made = []
@@ -63,25 +85,23 @@ def bodies(requests: list[dict[str, str]], scored: bool) -> list[dict[str, Any]]
     return made
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def cost_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options of a script that compares search variants' cost, shape by shape."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--alias", required=True)
     parser.add_argument(
         "--elasticsearch", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")
     )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-shape", type=int, default=300)
-    args = parser.parse_args()
-    found = subprocess.run(
-        ["pgrep", "-f", "org.elasticsearch.bootstrap.Elasticsearch"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    pid = int(found.stdout.split()[0])
+    return parser
+
+
+def main() -> None:
+    args = cost_arguments(__doc__ or "").parse_args()
+    pid = elasticsearch_pid()
     es = Elasticsearch(args.elasticsearch, request_timeout=60)
-    documents = sample_documents(args.elasticsearch, args.alias, 2000, seed=7)
-    shapes: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for request in requests_for("seek", documents, random.Random(7)):
-        shapes.setdefault(tuple(sorted(request)), []).append(request)
+    shapes = shapes_of("seek", args.elasticsearch, args.alias)
     means: dict[str, list[float]] = {"as sent": [], "scored": []}
     for shape, requests in shapes.items():
         for _ in range(args.rounds):

@@ -28,6 +28,7 @@ import zstandard
 
 from app.domain.record import Empresa, Registro
 from app.domain.stored import expand
+from app.domain.summary import Fonte
 from app.lib.responses import ENCODER
 
 CHECK_EVERY = 1.0
@@ -36,6 +37,7 @@ DICTIONARY_KEY = b"~zstd-dictionary"
 ROOT = Path(__file__).resolve().parent.parent.parent
 _record = msgspec.json.Decoder(Registro)
 _company = msgspec.json.Decoder(Empresa)
+_summary = msgspec.json.Decoder(Fonte)
 _JSON_OBJECT = ord("{")
 """The first byte of a stored document (a Zstandard frame starts with 0x28, a packed record
 with its hash)."""
@@ -127,13 +129,41 @@ class RecordStore:
         if env is None:
             return None
         found = []
-        decompress = self._decompress
         with env.begin(buffers=True) as txn:
             for number in numbers:
-                value = txn.get(number.encode())
-                if value is not None:
-                    plain = value if value[0] == _JSON_OBJECT else decompress(value)
+                plain = self._plain(txn, number)
+                if plain is not None:
                     found.append(unpack(number, plain))
+        return found
+
+    def _plain(self, txn: lmdb.Transaction, number: str) -> bytes | memoryview | None:
+        """The value of `number` after decompression (None when the store lacks it)."""
+        value = txn.get(number.encode())
+        if value is None or value[0] == _JSON_OBJECT:
+            return value
+        return self._decompress(value)
+
+    def live_index(self) -> str | None:
+        """The release this process's store holds (None without a store for the alias)."""
+        self._current()
+        return self.index
+
+    def summaries(self, index: str, numbers: list[str]) -> list[Fonte] | None:
+        """What a list shows of `numbers` (`Fonte`, read from the stored records) in release
+        `index`, in order; None unless this process's store is that release's and holds every
+        one of them (the caller then reads them from Elasticsearch)."""
+        env = self._current()
+        if env is None or index != self.index:
+            return None
+        found = []
+        with env.begin(buffers=True) as txn:
+            for number in numbers:
+                plain = self._plain(txn, number)
+                if plain is None:
+                    return None
+                if plain[0] != _JSON_OBJECT and isinstance(plain, bytes):  # a packed record
+                    plain = memoryview(plain)[plain.index(b"\n") + 1 :]  # its JSON, after a line
+                found.append(_summary.decode(plain))
         return found
 
     def records(self, numbers: list[str]) -> list[Empresa] | None:

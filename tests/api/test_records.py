@@ -13,7 +13,9 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import lmdb
 import msgspec
 import pytest
@@ -223,9 +225,111 @@ def test_store_of_plain_json_or_without_dictionary_still_read(
         assert old.records(numbers) == live.records(numbers)
         assert len(old.records(numbers) or []) == len(numbers)
         assert old.records(["11222333000181"]) == []
+        summaries = old.summaries("antigo", numbers)
+        assert summaries == live.summaries(live.live_index() or "", numbers)
+        assert [item.cnpj for item in summaries or []] == numbers
+        assert old.summaries("antigo", [*numbers, "11222333000181"]) is None
+        assert old.summaries("outro", numbers) is None
     finally:
         old.close()
         live.close()
+
+
+SEARCHES = [
+    "/v1/search?q=comercio&limit=4",
+    "/v1/seek?uf=SP&limit=6&facets=uf,situacao",
+    "/v1/seek?situacao=ativa&com_email=true&limit=5",
+    "/v1/nome?nome=servicos&limit=3",
+]
+"""Searches by name and of filters alone, with facets: each pages several times."""
+
+
+def _pages(client: httpx.Client, path: str, count: int = 3) -> list[dict[str, Any]]:
+    """The first `count` pages of `path`, following the cursors (which are left out: each
+    server seals its own)."""
+    pages, url = [], path
+    for _ in range(count):
+        answer = client.get(url)
+        assert answer.status_code == 200, answer.text
+        page = answer.json()
+        cursor = page.pop("next_cursor", None)
+        pages.append(page)
+        if not cursor:
+            break
+        url = f"{path}&cursor={cursor}"
+    return pages
+
+
+def test_search_pages_from_the_store_as_from_the_index(
+    from_store: Server, from_index: Server, make_key: MakeKey
+) -> None:
+    """A list's companies come from the store (Elasticsearch only finds and sorts them): every
+    page, score, total, facet and cursor as a server without a store answers."""
+    key = make_key()
+    with (
+        from_store.client(headers=key.headers) as mine,
+        from_index.client(headers=key.headers) as es,
+    ):
+        for path in SEARCHES:
+            pages = _pages(mine, path)
+            assert pages == _pages(es, path), path
+            assert len(pages) > 1, path
+            assert all(page["data"] for page in pages), path
+
+
+def test_search_reads_the_store_of_its_release_only(
+    stored_alias: str, store: Path, tmp_path: Path, make_key: MakeKey
+) -> None:
+    """A store written for the release that answered gives the lists their companies (a name
+    changed in it shows); a store of another release, or one missing a company of the page,
+    does not: the page reads Elasticsearch."""
+    release = records.pointer_path(store, stored_alias).read_text()
+    documents = _live_records(store, stored_alias)
+    path = "/v1/seek?uf=SP&limit=5"
+
+    def write(name: str, changed: str, missing: str | None = None) -> None:
+        edited = dict(documents)
+        company = json.loads(edited[changed])
+        company["razao_social"] = "LIDA DO ARQUIVO DE REGISTROS"
+        edited[changed] = json.dumps(company).encode()
+        if missing:
+            del edited[missing]
+        writer = records.Writer(tmp_path / name, release, None)
+        writer.write(edited.items())
+        writer.close()
+
+    def names(client: httpx.Client) -> list[str]:
+        return [item["razao_social"] for item in client.get(path).json()["data"]]
+
+    key = make_key()
+    with (
+        serving(stored_alias, env={"RECORDS_DIR": str(store)}) as server,
+        server.client(headers=key.headers) as client,
+    ):
+        indexed = client.get(path).json()["data"]
+    first, second = indexed[0]["cnpj"], indexed[1]["cnpj"]
+    write("alterado", first)
+    write("incompleto", first, missing=second)
+    records.publish(tmp_path / "alterado", stored_alias, release)
+    records.publish(tmp_path / "incompleto", stored_alias, release)
+    expected = [item["razao_social"] for item in indexed]
+    with (
+        serving(stored_alias, env={"RECORDS_DIR": str(tmp_path / "alterado")}) as server,
+        server.client(headers=key.headers) as client,
+    ):
+        assert names(client) == ["LIDA DO ARQUIVO DE REGISTROS", *expected[1:]]
+        other = tmp_path / "alterado" / "outra.lmdb"
+        shutil.copy(records.store_path(tmp_path / "alterado", release), other)
+        records.publish(tmp_path / "alterado", stored_alias, "outra")
+        switched = time.monotonic()
+        while names(client) != expected:
+            assert time.monotonic() - switched < 2.5, "another release's store is not read"
+            time.sleep(0.05)
+    with (
+        serving(stored_alias, env={"RECORDS_DIR": str(tmp_path / "incompleto")}) as server,
+        server.client(headers=key.headers) as client,
+    ):
+        assert names(client) == expected
 
 
 def _mapped(path: Path) -> bool:
