@@ -117,6 +117,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--sample", type=int, default=2000)
     parser.add_argument(
+        "--timeline", action="store_true", help="also print each second's statuses and p95"
+    )
+    parser.add_argument(
         "--api-key",
         default=os.environ.get("API_KEY"),
         help="Bearer key (default: $API_KEY, else a new key of the bench plan)",
@@ -137,10 +140,14 @@ def main() -> None:
         return session.get(f"{args.url}{path}", params=chosen, headers=headers)
 
     if page:
-        asyncio.run(open_loop(make, args.rate, args.seconds, path, cookies=bench_session()))
+        asyncio.run(
+            open_loop(
+                make, args.rate, args.seconds, path, cookies=bench_session(), timeline=args.timeline
+            )
+        )
     else:
         key = args.api_key or bench_key()
-        asyncio.run(open_loop(make, args.rate, args.seconds, path, key))
+        asyncio.run(open_loop(make, args.rate, args.seconds, path, key, timeline=args.timeline))
 
 
 if __name__ == "__main__":

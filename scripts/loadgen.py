@@ -78,10 +78,13 @@ async def open_loop(
     label: str,
     api_key: str | None = None,
     cookies: dict[str, str] | None = None,
+    timeline: bool = False,
 ) -> list[float]:
     """Send `rate` requests per second for `seconds`; print and return the latencies (ms).
-    `cookies`: a dashboard session instead of a key (the pages of `/busca`)."""
+    `cookies`: a dashboard session instead of a key (the pages of `/busca`). `timeline`: also
+    print, for each second of the schedule, the requests it started by status and their p95."""
     latencies: list[float] = []
+    seconds_of: dict[int, list[tuple[int | str, float]]] = {}
     statuses: Counter[int | str] = Counter()
     by_status: dict[int, list[float]] = {}
     rng = random.Random(1)
@@ -92,18 +95,21 @@ async def open_loop(
         connector=connector, timeout=timeout, headers=headers, cookies=cookies
     ) as session:
 
-        async def one(_: int) -> None:
+        async def one(n: int) -> None:
             started = time.perf_counter()
+            second = seconds_of.setdefault(int(n / rate), [])
             try:
                 async with make(session, rng) as response:
                     await response.read()
                     statuses[response.status] += 1
             except (aiohttp.ClientError, TimeoutError) as error:
                 statuses[type(error).__name__] += 1
+                second.append((type(error).__name__, 0.0))
                 return
             latency = (time.perf_counter() - started) * 1000
             latencies.append(latency)
             by_status.setdefault(response.status, []).append(latency)
+            second.append((response.status, latency))
 
         total = int(rate * seconds)
         elapsed = await schedule(total, rate, one)
@@ -119,7 +125,18 @@ async def open_loop(
             at = statistics.quantiles(found, n=100) if len(found) > 1 else found * 99
             print(f"  status {status}: {len(found)}, p50 {at[49]:.2f}  p95 {at[94]:.2f}  "
                   f"p99 {at[98]:.2f}  max {max(found):.2f} ms")  # fmt: skip
+    if timeline:
+        print_timeline(seconds_of)
     return latencies
+
+
+def print_timeline(seconds_of: dict[int, list[tuple[int | str, float]]]) -> None:
+    """One line per second of the schedule: its requests by status, and their p95 (ms)."""
+    for second, answers in sorted(seconds_of.items()):
+        counts = Counter(status for status, _ in answers)
+        timed = sorted(latency for _, latency in answers)
+        p95 = timed[min(len(timed) - 1, int(len(timed) * 0.95))] if timed else 0.0
+        print(f"  second {second:3d}: {dict(sorted(counts.items(), key=str))}  p95 {p95:.1f} ms")
 
 
 async def _bench_key(url: str) -> str:
