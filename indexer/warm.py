@@ -12,6 +12,7 @@ each interval's rate and `took` so the operator sees Elasticsearch settle.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import random
 import statistics
@@ -36,7 +37,10 @@ from app.search.service import (
     listing_for,
 )
 
-SAMPLE_FIELDS = ["razao_social", "nome_fantasia", "endereco.uf", "cnae_principal.codigo"]
+SAMPLE_FIELDS = [
+    "razao_social", "nome_fantasia", "endereco.uf", "endereco.cep", "endereco.municipio.codigo",
+    "cnae_principal.codigo",
+]  # fmt: skip
 PAGE = 21
 """Hits a search asks for: a page of 20 and one more, as the API does."""
 REQUEST_TIMEOUT = 10.0
@@ -80,15 +84,56 @@ def _typo(name: str, rng: random.Random) -> str:
     return " ".join(parts)
 
 
+SEEK_FACETS = ["uf", "situacao"]
+"""The facets the warm-up asks of a `/seek` by opening dates."""
+
+
+def seek_filters(document: dict[str, Any], rng: random.Random) -> f.Filtros:
+    """One of `/seek`'s other kinds of filters about `document`, drawn by `rng`: the first word
+    of its name within its UF, its CEP's prefix, its municipality, a range of share capital, or
+    a range of opening dates with facets. Each kind runs its own paths in Elasticsearch (text,
+    prefix, term, numeric and date ranges, aggregations), which a node just started compiles on
+    their first use."""
+    address = document.get("endereco") or {}
+    uf = str(address.get("uf") or "SP")
+    cnae = str((document.get("cnae_principal") or {}).get("codigo") or "4781400")
+    named = words(str(document.get("nome_fantasia") or document.get("razao_social") or ""))
+    kinds = [
+        lambda: f.Filtros(cep=str(address.get("cep") or "01001000")[:5], situacao="ativa"),
+        lambda: f.Filtros(
+            municipio=str((address.get("municipio") or {}).get("codigo") or "7107"),
+            com_email=True,
+        ),
+        lambda: f.Filtros(capital_min=10_000, capital_max=500_000, porte="me,epp", uf=uf),
+        lambda: f.Filtros(
+            abertura_de=dt.date(2015, 1, 1),
+            abertura_ate=dt.date(2020, 12, 31),
+            cnae=cnae[:4],
+            facets=",".join(SEEK_FACETS),
+        ),
+    ]
+    if named:
+        kinds.append(lambda: f.Filtros(nome=named[0], uf=uf))
+    return rng.choice(kinds)()
+
+
 def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str, Any]]:
     """The request bodies the API would send for searches about `document`: its name as typed
-    and with a typo (with the analyst page's facets), by `/nome`, and `/seek`'s filters."""
+    and with a typo (with the analyst page's facets), by `/nome`, and `/seek`'s filters (its UF
+    and activity, and one other kind, `seek_filters`)."""
     name = str(document.get("nome_fantasia") or document.get("razao_social") or "")
     uf = str((document.get("endereco") or {}).get("uf") or "SP")
     cnae = str((document.get("cnae_principal") or {}).get("codigo") or "4781400")
     facets = facet_aggregations(list(f.FACETS))
+    other = seek_filters(document, rng)
     shapes: list[tuple[f.Filtros, Modo, Etapa, dict[str, Any]]] = [
         (f.Filtros(uf=uf, cnae=cnae[:2]), Modo.SEEK, Etapa.TOLERANTE, {}),
+        (
+            other,
+            Modo.SEEK,
+            Etapa.TOLERANTE,
+            facet_aggregations(SEEK_FACETS) if other.facets else {},
+        ),
     ]
     if words(name):
         shapes += [

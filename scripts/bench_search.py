@@ -59,7 +59,7 @@ CITY_TYPED = ["sao", "sao pau", "rio de", "belo hor", "curitiba", "porto", "camp
 
 
 def sample_documents(es_url: str, alias: str, count: int, seed: int) -> list[dict[str, Any]]:
-    fields = [*SAMPLE_FIELDS, "endereco.cep", "endereco.municipio.codigo", "cnpj"]
+    fields = [*SAMPLE_FIELDS, "cnpj"]
     return sample(Elasticsearch(es_url, request_timeout=60), alias, count, seed, fields)
 
 

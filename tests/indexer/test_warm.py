@@ -6,6 +6,7 @@ import random
 import re
 from collections.abc import Callable
 
+import msgspec
 import pytest
 from elasticsearch import Elasticsearch
 from typer.testing import CliRunner
@@ -14,7 +15,7 @@ from app.search import filters as f
 from app.search.service import Etapa, Modo, build_query
 from app.settings import get_settings
 from indexer.cli import app
-from indexer.warm import WarmError, _typo, ready, searches, warm
+from indexer.warm import WarmError, _typo, ready, searches, seek_filters, warm
 
 runner = CliRunner()
 SEARCHES = re.compile(r"s: ([\d,]+) searches, [\d,]+/s, took p50 \d+ ms, p95 \d+ ms$")
@@ -58,32 +59,67 @@ def test_the_searches_are_the_apis_own() -> None:
     document = {
         "razao_social": "PADARIA SAO JOAO LTDA",
         "nome_fantasia": "PANIFICADORA CENTRAL",
-        "endereco": {"uf": "MG"},
+        "endereco": {"uf": "MG", "cep": "30110002", "municipio": {"codigo": "4123"}},
         "cnae_principal": {"codigo": "1091102"},
     }
     sent = list(searches(document, random.Random(1)))
     seek, _ = build_query(f.Filtros(uf="MG", cnae="10"), Modo.SEEK, Etapa.TOLERANTE)
+    other, _ = build_query(seek_filters(document, random.Random(1)), Modo.SEEK, Etapa.TOLERANTE)
     as_typed, _ = build_query(f.Filtros(q="PANIFICADORA CENTRAL"), Modo.SEARCH, Etapa.EXATA)
     by_name, _ = build_query(
         f.Filtros(nome="PANIFICADORA CENTRAL", uf="MG"), Modo.NOME, Etapa.EXATA
     )
     queries = [body["query"] for body in sent]
-    assert len(sent) == 5
-    assert seek in queries
+    assert len(sent) == 6
+    assert queries[:2] == [seek, other]
     assert as_typed in queries
     assert by_name in queries
     with_facets = [body for body in sent if body["aggregations"]]
     assert {name for body in with_facets for name in body["aggregations"]} == set(f.FACETS)
-    nameless = list(searches({"endereco": {"uf": "SP"}}, random.Random(1)))
-    assert [body["query"] for body in nameless] == [
-        build_query(f.Filtros(uf="SP", cnae="47"), Modo.SEEK, Etapa.TOLERANTE)[0]
+    nameless = {"endereco": {"uf": "SP"}}
+    assert [body["query"] for body in searches(nameless, random.Random(1))] == [
+        build_query(f.Filtros(uf="SP", cnae="47"), Modo.SEEK, Etapa.TOLERANTE)[0],
+        build_query(seek_filters(nameless, random.Random(1)), Modo.SEEK, Etapa.TOLERANTE)[0],
     ]
     abroad = {**document, "endereco": {"uf": "EX"}}
     assert len(list(searches(abroad, random.Random(1)))) == len(sent)
     garbled = {**document, "endereco": {"uf": "R"}}  # a value no UF filter takes
-    assert [body["query"] for body in searches(garbled, random.Random(1))] == [
-        query for query in queries if query not in (seek, by_name)
-    ]
+    for seed in range(20):  # the shapes with its UF are left out, the others sent
+        kept = [str(body["query"]) for body in searches(garbled, random.Random(seed))]
+        assert len(kept) in (len(sent) - 2, len(sent) - 3)
+        assert not any("'R'" in query for query in kept)
+
+
+def test_the_seek_filters_cover_each_kind_of_filter() -> None:
+    """Over many draws the other `/seek` shape runs every kind of filter: the first word of the
+    name within the UF, the CEP's prefix, the municipality, capital and opening-date ranges (the
+    last with facets, whose aggregations are sent)."""
+    document = {
+        "razao_social": "PADARIA SAO JOAO LTDA",
+        "endereco": {"uf": "BA", "cep": "40010000", "municipio": {"codigo": "3849"}},
+        "cnae_principal": {"codigo": "1091102"},
+    }
+    rng = random.Random(5)
+    drawn = [seek_filters(document, rng) for _ in range(200)]
+    defaults = msgspec.structs.asdict(f.Filtros())
+    assert {
+        tuple(sorted(k for k, v in msgspec.structs.asdict(one).items() if v != defaults[k]))
+        for one in drawn
+    } == {
+        ("nome", "uf"),
+        ("cep", "situacao"),
+        ("com_email", "municipio"),
+        ("capital_max", "capital_min", "porte", "uf"),
+        ("abertura_ate", "abertura_de", "cnae", "facets"),
+    }
+    assert f.Filtros(nome="padaria", uf="BA") in drawn
+    assert f.Filtros(cep="40010", situacao="ativa") in drawn
+    assert f.Filtros(municipio="3849", com_email=True) in drawn
+    for seed in range(30):
+        faceted = [body for body in searches(document, random.Random(seed)) if body["aggregations"]]
+        assert faceted
+    nameless = {"endereco": {"uf": "BA"}}
+    assert all(one.nome is None for one in (seek_filters(nameless, rng) for _ in range(100)))
 
 
 def test_a_typo_swaps_two_adjacent_letters_of_the_longest_word() -> None:
