@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,8 @@ def main() -> None:
         "--batch", type=int, default=0, help="POST /v1/cnpj/lote with this many CNPJs instead"
     )
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not on the PATH: install Debian's package (apt-get install wrk)")
     es = get_settings().elasticsearch_url
     numbers = _numbers(es, args.alias)
     key = bench_key()
