@@ -47,6 +47,7 @@ from app.lib.documented import DecimalAsNumber, document_errors, document_querie
 from app.lib.documented_bodies import document_bodies, document_cnpj_paths
 from app.lib.elastic import create_client
 from app.lib.guards import reject_unknown_query
+from app.lib.heap import frozen
 from app.lib.paging import Cursors
 from app.lookup.records import RecordStore
 from app.lookup.routes import contacts, lookup_cnpj
@@ -117,7 +118,8 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     )  # fmt: skip
     audit.start()
     try:
-        yield
+        with frozen():
+            yield
     finally:
         await audit.close()
         await queue.close_async()
