@@ -131,10 +131,11 @@ async def open_loop(
 
 
 def print_timeline(seconds_of: dict[int, list[tuple[int | str, float]]]) -> None:
-    """One line per second of the schedule: its requests by status, and their p95 (ms)."""
+    """One line per second of the schedule: its requests by status, and the p95 (ms) of those
+    answered (a request that failed has no latency)."""
     for second, answers in sorted(seconds_of.items()):
         counts = Counter(status for status, _ in answers)
-        timed = sorted(latency for _, latency in answers)
+        timed = sorted(latency for status, latency in answers if isinstance(status, int))
         p95 = timed[min(len(timed) - 1, int(len(timed) * 0.95))] if timed else 0.0
         print(f"  second {second:3d}: {dict(sorted(counts.items(), key=str))}  p95 {p95:.1f} ms")
 
