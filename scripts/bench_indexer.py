@@ -77,13 +77,14 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     es_cpu_before = sum(search.cpu_times()[:2]) if search else 0.0
     started = time.perf_counter()
-    process = psutil.Popen(
-        [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
-         "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv"),
-         "--records-dir", str(stores), *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "ELASTICSEARCH_URL": url},
-    )  # fmt: skip
+    output = out / f"indexer-{size}.log"
+    with output.open("wb") as log:  # what the indexer said, kept to tell why a load failed
+        process = psutil.Popen(
+            [str(ROOT / ".venv" / "bin" / "indexer"), "load", str(folder), "--alias", alias,
+             "--report", str(report_path), "--bad-rows", str(out / f"bad-rows-{size}.csv"),
+             "--records-dir", str(stores), *extra],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ELASTICSEARCH_URL": url},
+        )  # fmt: skip
     peak_indexer = peak_search = peak_anonymous = peak_proportional = 0
     while process.poll() is None:
         try:
@@ -104,7 +105,11 @@ def run(size: int, out: Path, seed: int, url: str, extra: list[str]) -> dict[str
         children_before.ru_utime + children_before.ru_stime
     )
     if process.returncode != 0:
-        raise SystemExit(f"indexer failed with exit code {process.returncode}")
+        said = output.read_text(errors="replace").splitlines()[-20:]
+        raise SystemExit(
+            f"indexer failed with exit code {process.returncode}; the end of {output}:\n"
+            + "\n".join(said)
+        )
     report = json.loads(report_path.read_text())
     es_cpu = (sum(search.cpu_times()[:2]) - es_cpu_before) if search else 0.0
     es.close()

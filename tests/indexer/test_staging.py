@@ -213,3 +213,31 @@ def test_a_staging_folder_that_cannot_be_set_up_is_removed_at_once(tmp_path: Pat
     with pytest.raises(duckdb.Error):
         Staging(tmp_path / f"{PREFIX}failed-again", threads=-1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rows_without_establishment_are_counted_within_the_memory_limit(tmp_path: Path) -> None:
+    """The count of rows whose company has no establishment spills to disk like the rest of
+    staging: 2M establishments and 2M rows of each kind keyed by company fit the smallest
+    memory limit (64 MB; counted in one statement, the four anti joins did not fit it), and
+    each kind's count is exact."""
+    staging = Staging(tmp_path / "staging", "64MB", threads=2)
+    roots = 2_000_000
+
+    def table(name: str, rows: int, first: int) -> None:
+        """`rows` rows of roots `first`, `first + 7`, ... modulo `roots` + `first`, in
+        buckets of 25,000 roots (a root past the establishments' has no establishment)."""
+        staging.con.execute(
+            f"CREATE TABLE {name} AS SELECT lpad(root::VARCHAR, 8, '0') AS cnpj_basico, "
+            "'' AS payload, (root // 25000)::BIGINT AS bucket FROM ("
+            f"SELECT {first} + (i * 7) % {roots} AS root FROM range({rows}) t(i))"
+        )
+
+    try:
+        table("estabelecimentos", roots, 0)
+        without = {"empresas": 0, "socios": 11, "simples": 2_000, "regimes": 1}
+        for name, shift in without.items():
+            table(name, roots, shift)
+        counts = staging.unmatched_rows()
+    finally:
+        staging.close()
+    assert {kind.value: n for kind, n in counts.items()} == without
