@@ -24,11 +24,27 @@ from app.domain.catalog import catalog_name
 from app.lib.elastic import MsgspecSerializer, nodes
 
 MAPPINGS = Path(__file__).resolve().parent.parent / "mappings" / "empresas.json"
+LOAD_SEGMENTS = 100
+"""Segments of a tier a load leaves unmerged (the default policy merges at ten)."""
 BULK_SETTINGS = {
     "refresh_interval": "-1",
     "number_of_replicas": 0,
     "translog": {"durability": "async", "flush_threshold_size": "1gb"},
+    # No merges while the documents arrive: publishing merges the release into one segment
+    # anyway, in one pass. Left to the default policy (ten segments a tier, merges throttled
+    # to a few MB/s), a 10M load rewrote its data twice over and its publish waited minutes
+    # for throttled merges (docs/indexer.md, "Merges while loading"). A load larger than a
+    # hundred flushed segments still merges, unthrottled.
+    "merge": {
+        "policy": {"segments_per_tier": LOAD_SEGMENTS, "max_merge_at_once": LOAD_SEGMENTS},
+        "scheduler": {"auto_throttle": False},
+    },
 }
+SERVING_MERGE = {
+    "policy": {"segments_per_tier": None, "max_merge_at_once": None},
+    "scheduler": {"auto_throttle": None},
+}
+"""The merge settings of `BULK_SETTINGS` back to Elasticsearch's defaults."""
 
 
 class LoadError(Exception):
@@ -125,6 +141,9 @@ def restore_settings(
     es.options(request_timeout=MERGE_TIMEOUT).indices.forcemerge(
         index=index, max_num_segments=1, wait_for_completion=True
     )
+    # After the merge: back to the default policy before it, the flushed segments would start
+    # a throttled merge that the forced one waits for.
+    es.indices.put_settings(index=index, settings={"merge": SERVING_MERGE})
     copies = serving["number_of_replicas"] if replicas is None else replicas
     if copies:
         es.indices.put_settings(index=index, settings={"number_of_replicas": copies})

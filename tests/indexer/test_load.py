@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -264,6 +265,40 @@ def test_published_release_is_merged_into_one_segment(
         elastic.restore_settings(es, index, serving)
         assert segments() == 1
         assert elastic.count(es, index) == 3
+    finally:
+        es.indices.delete(index=index)
+
+
+def _merge_settings(es: Elasticsearch, index: str) -> dict[str, Any]:
+    found = es.indices.get_settings(index=index, name="index.merge.*").body
+    return dict(found.get(index, {}).get("settings", {}).get("index", {}).get("merge", {}))
+
+
+def test_a_load_merges_nothing_until_it_publishes(es: Elasticsearch, new_alias: NewAlias) -> None:
+    """While the documents arrive, the flushed segments stay unmerged (publishing merges them
+    into one in a single pass, where the default policy, past ten segments, would rewrite them
+    in throttled merges first); publishing gives the index the default policy back."""
+    index = f"{new_alias()}-unmerged"
+    mapping = {"settings": {"index": {"refresh_interval": "1s", "number_of_replicas": 0}}}
+    elastic.create_index(es, index, {**mapping, "mappings": {}}, shards=1)
+    try:
+        assert _merge_settings(es, index) == {
+            "policy": {"segments_per_tier": "100", "max_merge_at_once": "100"},
+            "scheduler": {"auto_throttle": "false"},
+        }
+        flushed = 15  # more than the default policy's ten a tier
+        for number in range(flushed):
+            es.index(index=index, document={"n": number}, refresh=True)
+        deadline = time.monotonic() + 3  # a merge the default policy starts shows up at once
+        while time.monotonic() < deadline:
+            stats = es.indices.stats(index=index, metric="merge")["_all"]["primaries"]["merges"]
+            assert stats["total"] + stats["current"] == 0
+            time.sleep(0.2)
+        elastic.restore_settings(es, index, mapping)
+        assert _merge_settings(es, index) == {}
+        merges = es.indices.stats(index=index, metric="merge")["_all"]["primaries"]["merges"]
+        assert merges["total"] == 1  # the publishing merge, all segments in one pass
+        assert elastic.count(es, index) == flushed
     finally:
         es.indices.delete(index=index)
 
