@@ -33,8 +33,8 @@ BULK_SETTINGS = {
     # No merges while the documents arrive: publishing merges the release into one segment
     # anyway, in one pass. Left to the default policy (ten segments a tier, merges throttled
     # to a few MB/s), a 10M load rewrote its data twice over and its publish waited minutes
-    # for throttled merges (docs/indexer.md, "Merges while loading"). A load larger than a
-    # hundred flushed segments still merges, unthrottled.
+    # for throttled merges (docs/indexer.md, "Merges while loading"). A load past a hundred
+    # flushed segments of about one size (10M flushes about a hundred) merges, unthrottled.
     "merge": {
         "policy": {"segments_per_tier": LOAD_SEGMENTS, "max_merge_at_once": LOAD_SEGMENTS},
         "scheduler": {"auto_throttle": False},
