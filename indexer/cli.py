@@ -189,7 +189,11 @@ def load(
     parallel: Annotated[int, typer.Option(min=1, max=16, help="Bulk requests in flight.")] = 2,
     memory_limit: Annotated[
         str,
-        typer.Option(help="DuckDB memory limit, shared by the builders.", callback=_memory),
+        typer.Option(
+            help="DuckDB memory limit of staging; each builder takes what its bucket needs "
+            "(64 MB a 25,000 rows) within its share of it.",
+            callback=_memory,
+        ),
     ] = "384MB",
     threads: Annotated[int, typer.Option(min=1, max=64, help="DuckDB threads.")] = 2,
     readers: Annotated[int, typer.Option(min=1, max=64, help="Reader processes.")] = 2,

@@ -40,7 +40,7 @@ from indexer.sources import (
     kind_from_name,
     scan,
 )
-from indexer.staging import PREFIX, Staging, megabytes, remove_abandoned
+from indexer.staging import MIN_MEMORY, PREFIX, Staging, megabytes, remove_abandoned
 
 
 class FileReport(msgspec.Struct, frozen=True):
@@ -418,9 +418,21 @@ def data_referencia(path: Path, month: str | None, latest: str) -> str | None:
     return None
 
 
-def _share(memory_limit: str, workers: int) -> str:
-    """Each worker's part of the memory limit."""
-    return f"{max(megabytes(memory_limit) // max(workers, 1), 64)}MB"
+BUCKET_MEMORY = 64
+"""Megabytes a builder's DuckDB needs for the join of 25,000 establishments (a default bucket;
+one of a generated 1M or 10M month runs in 48 and fails in 40). More only caches blocks of the
+staging database it has read already, which later buckets read little of: with the 192 MB share
+of the default limit, a builder held 134-140 MB of such blocks by the end of a 1M or 10M month;
+with 64 MB its joins of half a 10M month took 56-58 s instead of 52 s, seconds of a load of
+half an hour (`docs/indexer.md`, "Memory")."""
+
+
+def builder_memory(memory_limit: str, workers: int, bucket_rows: int) -> str:
+    """Each builder's DuckDB memory limit: what a bucket of `bucket_rows` establishments needs,
+    within the builder's share of `memory_limit` (never under DuckDB's 64 MB)."""
+    share = megabytes(memory_limit) // max(workers, 1)
+    need = -(-BUCKET_MEMORY * bucket_rows // 25_000)
+    return f"{max(min(share, need), MIN_MEMORY)}MB"
 
 
 @contextlib.contextmanager
@@ -628,7 +640,7 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
         progress.indexing(establishments)
         setup = produce.Setup(
             database=staging.database,
-            memory_limit=_share(options.memory_limit, options.workers),
+            memory_limit=builder_memory(options.memory_limit, options.workers, options.bucket_rows),
             url=options.url,
             index=index,
             previous=previous,

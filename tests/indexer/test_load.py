@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import subprocess
+import sys
 import time
 import zipfile
 from collections.abc import Callable
@@ -17,7 +19,8 @@ from elasticsearch import Elasticsearch
 from app.domain.catalog import catalog_name
 from app.domain.text import digits
 from indexer import elastic, staging
-from tests.conftest import PEER_DATA, RECEITA_SAMPLE, SERPRO, Loader, Server, stored
+from indexer.load import BUCKET_MEMORY, builder_memory
+from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT, SERPRO, Loader, Server, stored
 
 NewAlias = Callable[[], str]
 
@@ -301,6 +304,43 @@ def test_a_load_merges_nothing_until_it_publishes(es: Elasticsearch, new_alias: 
         assert elastic.count(es, index) == flushed
     finally:
         es.indices.delete(index=index)
+
+
+@pytest.mark.parametrize(
+    ("limit", "workers", "bucket_rows", "expected"),
+    [
+        ("384MB", 2, 25_000, "64MB"),  # the defaults: a bucket's need, not the 192 MB share
+        ("4GB", 2, 25_000, "64MB"),  # a larger limit buys no cache a later bucket reads
+        ("384MB", 2, 50_000, "128MB"),  # twice the rows a bucket, twice the need
+        ("384MB", 2, 100_000, "192MB"),  # never past the builder's share of the limit
+        ("64MB", 4, 25_000, "64MB"),  # nor under the least DuckDB runs in
+    ],
+)
+def test_a_builder_takes_what_a_bucket_needs_within_its_share(
+    limit: str, workers: int, bucket_rows: int, expected: str
+) -> None:
+    assert builder_memory(limit, workers, bucket_rows) == expected
+
+
+def test_a_bucket_of_25000_generated_establishments_is_built_within_the_bucket_memory(
+    tmp_path: Path, load: Loader, new_alias: NewAlias, es: Elasticsearch
+) -> None:
+    """The generated month (the benchmarks' data) in one bucket of the default size, joined by a
+    builder whose DuckDB has `BUCKET_MEMORY`: the join fits, and every establishment is
+    indexed."""
+    establishments = 25_000
+    month = tmp_path / "2026-10"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(month),
+         "--establishments", str(establishments), "--parts", "1", "--seed", "3"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert builder_memory("384MB", 1, establishments) == f"{BUCKET_MEMORY}MB"
+    alias = new_alias()
+    report = load(month, alias, workers=1, memory_limit="384MB", bucket_rows=establishments)
+    assert report.establishments == establishments
+    assert (report.documents_written, report.rejected) == (establishments, 0)
+    assert elastic.count(es, alias) == establishments
 
 
 def test_partners_past_the_cap_of_one_company_are_counted_not_joined(
