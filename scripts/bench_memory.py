@@ -91,7 +91,10 @@ def main() -> None:
         )
     for load in loads:
         out, _ = load.communicate()
-        print(out.strip().splitlines()[-2:] if out.strip() else "(no output)")
+        lines = out.strip().splitlines()
+        summary = [n for n, line in enumerate(lines) if ": requests " in line]
+        # the whole summary: its totals, overall latency and one line a status
+        print("\n".join(lines[summary[-1] :]) if summary else "(no summary)\n" + out[-2000:])
 
 
 if __name__ == "__main__":
