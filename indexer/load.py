@@ -424,7 +424,7 @@ one of a generated 1M or 10M month runs in 48 and fails in 40). More only caches
 staging database it has read already, which later buckets read little of: with the 192 MB share
 of the default limit, a builder held 134-140 MB of such blocks by the end of a 1M or 10M month;
 with 64 MB its joins of half a 10M month took 56-58 s instead of 52 s, seconds of a load of
-half an hour (`docs/indexer.md`, "Memory")."""
+half an hour (`docs/indexer.md`, "The builders' DuckDB memory")."""
 
 
 def builder_memory(memory_limit: str, workers: int, bucket_rows: int) -> str:
