@@ -45,7 +45,7 @@ from indexer.cli_output import (
     writable_folder,
 )
 from indexer.load import RELEASE_RECORDED, Options, record_release, run
-from indexer.staging import megabytes
+from indexer.staging import BUCKET_ROWS, megabytes
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -200,7 +200,7 @@ def load(
     workers: Annotated[int, typer.Option(min=1, max=64, help="Document builders.")] = 2,
     bucket_rows: Annotated[
         int, typer.Option(min=100, help="Establishments per join bucket (a builder's unit).")
-    ] = 25_000,
+    ] = BUCKET_ROWS,
     shards: Shards = None,
     replicas: Replicas = None,
     swap: Annotated[bool, typer.Option(help="Point the alias at the new index.")] = True,

@@ -40,7 +40,14 @@ from indexer.sources import (
     kind_from_name,
     scan,
 )
-from indexer.staging import MIN_MEMORY, PREFIX, Staging, megabytes, remove_abandoned
+from indexer.staging import (
+    BUCKET_ROWS,
+    MIN_MEMORY,
+    PREFIX,
+    Staging,
+    megabytes,
+    remove_abandoned,
+)
 
 
 class FileReport(msgspec.Struct, frozen=True):
@@ -152,7 +159,7 @@ class Options:
     """Processes reading the main files in parallel."""
     workers: int = 2
     """Processes building documents and sending bulk requests."""
-    bucket_rows: int = 25_000
+    bucket_rows: int = BUCKET_ROWS
     """Establishments per join bucket: the unit of work (and of memory) of a builder."""
     shards: int | None = None
     """Primary shards of the new index (None: the mapping's)."""
@@ -419,19 +426,19 @@ def data_referencia(path: Path, month: str | None, latest: str) -> str | None:
 
 
 BUCKET_MEMORY = 64
-"""Megabytes a builder's DuckDB needs for the join of 25,000 establishments (a default bucket;
-one of a generated 1M or 10M month runs in 48 and fails in 40). More only caches blocks of the
-staging database it has read already, which later buckets read little of: with the 192 MB share
-of the default limit, a builder held 134-140 MB of such blocks by the end of a 1M or 10M month;
-with 64 MB its joins of half a 10M month took 56-58 s instead of 52 s, seconds of a load of
-half an hour (`docs/indexer.md`, "The builders' DuckDB memory")."""
+"""Megabytes a builder's DuckDB needs for the join of `BUCKET_ROWS` establishments (a default
+bucket; one of a generated 1M or 10M month runs in 48 and fails in 40). More only caches blocks
+of the staging database it has read already, which later buckets read little of: with the 192
+MB share of the default limit, a builder held 134-140 MB of such blocks by the end of a 1M or
+10M month; with 64 MB its joins of half a 10M month took 56-58 s instead of 52 s, seconds of a
+load of half an hour (`docs/indexer.md`, "The builders' DuckDB memory")."""
 
 
 def builder_memory(memory_limit: str, workers: int, bucket_rows: int) -> str:
     """Each builder's DuckDB memory limit: what a bucket of `bucket_rows` establishments needs,
     within the builder's share of `memory_limit` (never under DuckDB's 64 MB)."""
     share = megabytes(memory_limit) // max(workers, 1)
-    need = -(-BUCKET_MEMORY * bucket_rows // 25_000)
+    need = -(-BUCKET_MEMORY * bucket_rows // BUCKET_ROWS)
     return f"{max(min(share, need), MIN_MEMORY)}MB"
 
 

@@ -157,6 +157,8 @@ LEFT JOIN regimes t USING (cnpj_basico)
 """
 
 
+BUCKET_ROWS = 25_000
+"""Establishments a bucket holds by default (`--bucket-rows`)."""
 PREFIX = "staging-"
 """How a load names its staging folder in the work folder (`tempfile.mkdtemp`)."""
 IN_USE = "in-use.lock"
@@ -203,7 +205,7 @@ class Staging:
         workdir: Path,
         memory_limit: str = "384MB",
         threads: int = 2,
-        bucket_rows: int = 25_000,
+        bucket_rows: int = BUCKET_ROWS,
     ) -> None:
         self.workdir = workdir
         self.bucket_rows = bucket_rows
