@@ -211,6 +211,12 @@ def print_report(report: LoadReport) -> None:
             "the codes are in the JSON report (--report)",
             markup=False,
         )
+    if report.buckets_given_more_memory:
+        console.print(
+            f"{report.buckets_given_more_memory:,} buckets did not fit a builder's memory for "
+            "one bucket and were joined again within its share of --memory-limit; a smaller "
+            "--bucket-rows keeps them within it"
+        )
     if report.municipalities_without_ibge:
         console.print(f"{report.municipalities_without_ibge} municipalities have no IBGE code")
     if report.registrations_without_establishment:

@@ -114,10 +114,14 @@ class LoadReport(msgspec.Struct, kw_only=True):
     establishment files. Every record carries it; the index's `_meta` keeps it."""
     carregada_em: str | None = None
     """When the release was published (UTC, ISO 8601)."""
+    buckets_given_more_memory: int = 0
+    """Buckets whose join did not fit a builder's memory for one bucket (`builder_memory`) and
+    ran again under its whole share of `--memory-limit`: many of them say `--bucket-rows` is
+    too big for the month."""
     cleaned_up: list[str] = msgspec.field(default_factory=list)
+    """Indices of earlier loads of the alias that were killed before their end, deleted."""
     staging_removed: list[str] = msgspec.field(default_factory=list)
     """Staging folders of killed loads (of any alias) removed before this one staged its own."""
-    """Indices of earlier loads of the alias that were killed before their end, deleted."""
     seconds: float = 0.0
     phases: dict[str, float] = msgspec.field(default_factory=dict)
     """Wall seconds per phase: read (parse and validate), stage (DuckDB tables), index (join,
@@ -342,6 +346,7 @@ def _tally(
     report.new += outcome.new
     report.changed += outcome.changed
     report.unchanged += outcome.unchanged
+    report.buckets_given_more_memory += int(result.more_memory)
     for (table, code), times in result.missing.items():
         refs.count_missing(table, code, times)
     for error in outcome.errors:
@@ -434,12 +439,18 @@ MB share of the default limit, a builder held 134-140 MB of such blocks by the e
 load of half an hour (`docs/indexer.md`, "The builders' DuckDB memory")."""
 
 
-def builder_memory(memory_limit: str, workers: int, bucket_rows: int) -> str:
-    """Each builder's DuckDB memory limit: what a bucket of `bucket_rows` establishments needs,
-    within the builder's share of `memory_limit` (never under DuckDB's 64 MB)."""
-    share = megabytes(memory_limit) // max(workers, 1)
+def builder_memory(memory_limit: str, workers: int, bucket_rows: int) -> int:
+    """Each builder's DuckDB memory limit in megabytes: what a bucket of `bucket_rows`
+    establishments needs, within the builder's share of `memory_limit` (never under DuckDB's 64
+    MB)."""
     need = -(-BUCKET_MEMORY * bucket_rows // BUCKET_ROWS)
-    return f"{max(min(share, need), MIN_MEMORY)}MB"
+    return max(min(builder_share(memory_limit, workers), need), MIN_MEMORY)
+
+
+def builder_share(memory_limit: str, workers: int) -> int:
+    """Megabytes of `memory_limit` each of `workers` builders may take: what a bucket whose
+    join does not fit `builder_memory` is given (`indexer.produce.join_within`)."""
+    return max(megabytes(memory_limit) // max(workers, 1), MIN_MEMORY)
 
 
 @contextlib.contextmanager
@@ -645,9 +656,12 @@ def _run(path: Path, es: Elasticsearch, options: Options, progress: Progress) ->
             data_referencia=reference_date,
         )
         progress.indexing(establishments)
+        memory = builder_memory(options.memory_limit, options.workers, options.bucket_rows)
+        share = builder_share(options.memory_limit, options.workers)
         setup = produce.Setup(
             database=staging.database,
-            memory_limit=builder_memory(options.memory_limit, options.workers, options.bucket_rows),
+            memory_limit=f"{memory}MB",
+            memory_share=f"{share}MB" if share > memory else None,
             url=options.url,
             index=index,
             previous=previous,

@@ -8,6 +8,7 @@ encoding and Elasticsearch's indexing overlap on every core. Each worker returns
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from indexer import elastic, records
 from indexer.documents import Builder, encode
 from indexer.references import References
 from indexer.runtime import collect_between_units, end_of_unit
-from indexer.staging import join_bucket
+from indexer.staging import Joined, join_bucket
 
 MAX_ERRORS = 1000
 """Item errors a worker reports back per bucket; the rest are only counted."""
@@ -43,6 +44,9 @@ class Setup:
     """The release's reference date (`YYYY-MM-DD`), written into every record."""
     dictionary: bytes | None = None
     """The record store's compression dictionary (`indexer.records.train`)."""
+    memory_share: str | None = None
+    """A roomier DuckDB memory limit (the builder's whole share of `--memory-limit`) for a
+    bucket whose join does not fit `memory_limit`, None for none (`join_within`)."""
 
 
 @dataclass(slots=True)
@@ -50,6 +54,8 @@ class BucketResult:
     outcome: elastic.BulkOutcome
     errors: int = 0
     missing: Counter[tuple[str, str]] = field(default_factory=Counter)
+    more_memory: bool = False
+    """Whether the bucket's join ran again under `Setup.memory_share`."""
 
 
 def _staging(setup: Setup) -> duckdb.DuckDBPyConnection:
@@ -63,6 +69,30 @@ def _staging(setup: Setup) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def join_within(
+    con: duckdb.DuckDBPyConnection, setup: Setup, bucket: int
+) -> tuple[Iterator[list[Joined]], bool]:
+    """The bucket's joined rows, and whether they took `setup.memory_share`: a join that runs
+    out of `setup.memory_limit` does so before its first rows (its hash tables and partner
+    lists are built then), and runs again once under the share, which the caller gives back
+    after the bucket. A bucket is bigger than `--bucket-rows` when one company has more
+    establishments, and a real month's companies and partners may need more than the
+    generated months `BUCKET_MEMORY` was measured on."""
+    try:
+        return _started(join_bucket(con, bucket, setup.batch_size)), False
+    except duckdb.OutOfMemoryException:
+        if setup.memory_share is None:
+            raise
+    con.execute(f"SET memory_limit = '{setup.memory_share}'")
+    return _started(join_bucket(con, bucket, setup.batch_size)), True
+
+
+def _started(rows: Iterator[list[Joined]]) -> Iterator[list[Joined]]:
+    """`rows` with its first batch fetched already (the join runs before it)."""
+    first = next(rows, None)
+    return itertools.chain([] if first is None else [first], rows)
+
+
 def training_sample(setup: Setup, buckets: int, size: int) -> list[bytes]:
     """Up to `size` documents of the first buckets, built as the workers build them: what the
     record store's compression dictionary is trained on."""
@@ -71,7 +101,8 @@ def training_sample(setup: Setup, buckets: int, size: int) -> list[bytes]:
     sample: list[bytes] = []
     try:
         for bucket in range(buckets):
-            for rows in join_bucket(con, bucket, setup.batch_size):
+            joined, _ = join_within(con, setup, bucket)
+            for rows in joined:
                 sample.extend(encode(builder.build(row))[0] for row in rows)
                 if len(sample) >= size:
                     return sample[:size]
@@ -94,12 +125,14 @@ class _Worker:
             else None
         )
 
-    def batches(self, bucket: int, outcome: elastic.BulkOutcome) -> Iterator[elastic.Batch]:
+    def batches(self, bucket: int, result: BucketResult) -> Iterator[elastic.Batch]:
         """The bucket's documents in bulk batches. A CNPJ met again (every row of a CNPJ falls
-        in the same bucket) is counted in `outcome` as a duplicate and not sent: one row of
+        in the same bucket) is counted in `result` as a duplicate and not sent: one row of
         each CNPJ is kept."""
         seen: set[str] = set()
-        for rows in join_bucket(self.con, bucket, self.setup.batch_size):
+        outcome = result.outcome
+        joined, result.more_memory = join_within(self.con, self.setup, bucket)
+        for rows in joined:
             ids: list[str] = []
             bodies: list[bytes] = []
             hashes: list[str] = []
@@ -123,13 +156,17 @@ class _Worker:
         self.refs.missing.clear()
         result = BucketResult(elastic.BulkOutcome())
         setup = self.setup
-        batches = self.batches(bucket, result.outcome)
-        for _, outcome in elastic.bulk_load(
-            self.es, setup.index, batches, setup.previous, setup.parallel
-        ):
-            result.errors += len(outcome.errors)
-            room = MAX_ERRORS - len(result.outcome.errors)
-            result.outcome.merge(outcome, room)
+        batches = self.batches(bucket, result)
+        try:
+            for _, outcome in elastic.bulk_load(
+                self.es, setup.index, batches, setup.previous, setup.parallel
+            ):
+                result.errors += len(outcome.errors)
+                room = MAX_ERRORS - len(result.outcome.errors)
+                result.outcome.merge(outcome, room)
+        finally:
+            if result.more_memory:  # the share was this bucket's only
+                self.con.execute(f"SET memory_limit = '{setup.memory_limit}'")
         result.missing = Counter(self.refs.missing)
         if self.store is not None:
             self.store.release()

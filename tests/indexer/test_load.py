@@ -19,6 +19,7 @@ from elasticsearch import Elasticsearch
 from app.domain.catalog import catalog_name
 from app.domain.text import digits
 from indexer import elastic, staging
+from indexer import load as load_module
 from indexer.load import BUCKET_MEMORY, builder_memory
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT, SERPRO, Loader, Server, stored
 
@@ -309,38 +310,67 @@ def test_a_load_merges_nothing_until_it_publishes(es: Elasticsearch, new_alias: 
 @pytest.mark.parametrize(
     ("limit", "workers", "bucket_rows", "expected"),
     [
-        ("384MB", 2, 25_000, "64MB"),  # the defaults: a bucket's need, not the 192 MB share
-        ("4GB", 2, 25_000, "64MB"),  # a larger limit buys no cache a later bucket reads
-        ("384MB", 2, 50_000, "128MB"),  # twice the rows a bucket, twice the need
-        ("384MB", 2, 100_000, "192MB"),  # never past the builder's share of the limit
-        ("64MB", 4, 25_000, "64MB"),  # nor under the least DuckDB runs in
+        ("384MB", 2, 25_000, 64),  # the defaults: a bucket's need, not the 192 MB share
+        ("4GB", 2, 25_000, 64),  # a larger limit buys no cache a later bucket reads
+        ("384MB", 2, 50_000, 128),  # twice the rows a bucket, twice the need
+        ("384MB", 2, 100_000, 192),  # never past the builder's share of the limit
+        ("64MB", 4, 25_000, 64),  # nor under the least DuckDB runs in
     ],
 )
 def test_a_builder_takes_what_a_bucket_needs_within_its_share(
-    limit: str, workers: int, bucket_rows: int, expected: str
+    limit: str, workers: int, bucket_rows: int, expected: int
 ) -> None:
     assert builder_memory(limit, workers, bucket_rows) == expected
 
 
-def test_a_bucket_of_25000_generated_establishments_is_built_within_the_bucket_memory(
-    tmp_path: Path, load: Loader, new_alias: NewAlias, es: Elasticsearch
-) -> None:
-    """The generated month (the benchmarks' data) in one bucket of the default size, joined by a
-    builder whose DuckDB has `BUCKET_MEMORY`: the join fits, and every establishment is
-    indexed."""
-    establishments = 25_000
-    month = tmp_path / "2026-10"
+BUCKET = 25_000
+
+
+@pytest.fixture(scope="module")
+def bucket_month(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated month (the benchmarks' data) of one bucket of the default size."""
+    month = tmp_path_factory.mktemp("bucket") / "2026-10"
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(month),
-         "--establishments", str(establishments), "--parts", "1", "--seed", "3"],
+         "--establishments", str(BUCKET), "--parts", "1", "--seed", "3"],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
-    assert builder_memory("384MB", 1, establishments) == f"{BUCKET_MEMORY}MB"
+    return month
+
+
+def test_a_bucket_of_25000_generated_establishments_is_built_within_the_bucket_memory(
+    bucket_month: Path, load: Loader, new_alias: NewAlias, es: Elasticsearch
+) -> None:
+    """The generated month in one bucket of the default size, joined by a builder whose DuckDB
+    has `BUCKET_MEMORY`: the join fits, and every establishment is indexed."""
+    assert builder_memory("384MB", 1, BUCKET) == BUCKET_MEMORY
     alias = new_alias()
-    report = load(month, alias, workers=1, memory_limit="384MB", bucket_rows=establishments)
-    assert report.establishments == establishments
-    assert (report.documents_written, report.rejected) == (establishments, 0)
-    assert elastic.count(es, alias) == establishments
+    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET)
+    assert report.establishments == BUCKET
+    assert (report.documents_written, report.rejected) == (BUCKET, 0)
+    assert report.buckets_given_more_memory == 0
+    assert elastic.count(es, alias) == BUCKET
+
+
+def test_a_bucket_whose_join_does_not_fit_is_joined_again_within_the_builders_share(
+    bucket_month: Path,
+    load: Loader,
+    new_alias: NewAlias,
+    es: Elasticsearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bucket that needs more than `builder_memory` gives (a real month's bucket may: one
+    company's establishments make it bigger than `--bucket-rows`), here a builder given 32 MB
+    for the join that takes 48: the join runs again under the builder's share of
+    `--memory-limit`, every establishment is indexed, and the report counts the bucket."""
+    monkeypatch.setattr(load_module, "MIN_MEMORY", 16)
+    monkeypatch.setattr(load_module, "BUCKET_MEMORY", 32)
+    assert builder_memory("384MB", 1, BUCKET) == 32
+    alias = new_alias()
+    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET)
+    assert report.buckets_given_more_memory == 1
+    assert (report.documents_written, report.rejected) == (BUCKET, 0)
+    assert elastic.count(es, alias) == BUCKET
 
 
 def test_partners_past_the_cap_of_one_company_are_counted_not_joined(
