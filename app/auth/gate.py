@@ -13,6 +13,7 @@ so a call is limited, metered and audited the same way whatever face it came thr
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import UTC, datetime
@@ -120,6 +121,9 @@ class Gate:
         self.refused_limit = refused_limit
         self.trusted_proxies = trusted_proxies
         self.credentials = CredentialCache()
+        self._reading: dict[tuple[str, int | None], asyncio.Future[Credencial | None]] = {}
+        """The reads of a credential under way, by key id and the epoch they started in
+        (`_read_shared`)."""
         self._unreadable_until = 0.0
         """Until when keys are not read from PostgreSQL after a failed read: the calls in
         between are answered from the stale cache, or refused, at once instead of each waiting
@@ -187,7 +191,7 @@ class Gate:
         if found is None:
             epoch = self.credentials.epoch
             try:
-                found = await self._read(key_id)
+                found = await self._read_shared(key_id, epoch)
             except UnavailableError:
                 found = self.credentials.stale(key_id)
                 if found is None:
@@ -199,6 +203,18 @@ class Gate:
         if found is None or not keys.matches(self.secret, key, found.hash):
             raise UnauthorizedError(INVALID)
         return found, cached
+
+    async def _read_shared(self, key_id: str, epoch: int | None) -> Credencial | None:
+        """`_read`, one for all the requests that miss the same key in the same epoch: a new
+        process's first burst, or every process's after a change empties the caches, costs one
+        PostgreSQL query, not one per request queued for the pool. A read started before a
+        change is not shared with a request that saw it (another epoch, another read)."""
+        reading = self._reading.get((key_id, epoch))
+        if reading is None:
+            reading = asyncio.ensure_future(self._read(key_id))
+            self._reading[key_id, epoch] = reading
+            reading.add_done_callback(lambda _: self._reading.pop((key_id, epoch), None))
+        return await asyncio.shield(reading)  # a caller gone does not cancel the others' read
 
     async def _read(self, key_id: str) -> Credencial | None:
         if time.monotonic() < self._unreadable_until:

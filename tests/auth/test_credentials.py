@@ -12,11 +12,14 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from app.accounts import keys
+from app.accounts.keys import check_secret
 from app.accounts.repository import Credencial
 from app.auth.credentials import CredentialCache
 from app.auth.gate import UNREADABLE, Gate
 from app.errors import UnavailableError
 from app.ratelimit.limiter import RateLimiter
+from app.settings import get_settings
+from tests.conftest import MakeKey, migrated
 from tests.loopback import free_port
 
 
@@ -123,3 +126,38 @@ def test_keys_known_before_a_database_outage_keep_working_new_ones_refused_at_on
     assert found.id == known_id
     assert fast < 0.5, "refused without waiting for the pool"
     assert waited >= 0.5, "after the pause, PostgreSQL is tried again (and waited for)"
+
+
+def test_requests_missing_one_key_at_once_read_it_once_per_epoch(make_key: MakeKey) -> None:
+    """A new process's first burst (or every process's after a change empties the caches): 50
+    requests with one key, none of them cached, make one PostgreSQL query and all get the
+    credential; a request that saw a change does not take a read started before it."""
+    issued = make_key()
+    secret = check_secret(get_settings().api_key_secret)
+
+    async def scenario() -> tuple[list[tuple[Credencial, bool]], list[str]]:
+        pool = AsyncConnectionPool(migrated(), open=False, min_size=1, max_size=2)
+        await pool.open()
+        gate = Gate(pool, None, None, secret)  # type: ignore[arg-type]
+        reads: list[str] = []
+        find = gate._find
+
+        async def counted(key_id: str) -> Credencial | None:
+            reads.append(key_id)
+            return await find(key_id)
+
+        gate._find = counted  # type: ignore[method-assign]
+        try:
+            burst = await asyncio.gather(*(gate._credential(issued.key) for _ in range(50)))
+            gate.credentials.observe(1)
+            before = asyncio.ensure_future(gate._credential(issued.key))
+            await asyncio.sleep(0)  # its read is under way
+            gate.credentials.observe(2)  # a change: the caches emptied
+            await asyncio.gather(before, gate._credential(issued.key))
+        finally:
+            await pool.close()
+        return burst, reads
+
+    burst, reads = asyncio.run(scenario())
+    assert {(found.id, cached) for found, cached in burst} == {(issued.key_id, False)}
+    assert reads == [issued.key_id] * 3, "one for the burst, one an epoch after"
