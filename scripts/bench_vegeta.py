@@ -4,7 +4,8 @@ the latency it reports is the server's rather than the client's), with per-statu
 percentiles.
 
     .venv/bin/python scripts/bench_vegeta.py --url http://127.0.0.1:8000 [--alias empresas] \
-        [--endpoint lookup|search|nome|seek|busca] [--rate 2000] [--seconds 20] [--vegeta vegeta]
+        [--endpoint lookup|search|nome|seek|busca] [--rate 2000] [--seconds 20] [--vegeta vegeta] \
+        [--connections N] [--timeline]
 
 The search endpoints send the query mix of `scripts/bench_search.py` (names typed the sloppy
 ways of the evaluation, combinations of filters; `busca` is the analyst page's own request,
@@ -33,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from app.settings import get_settings  # noqa: E402
 from scripts.bench_api import sample_cnpjs  # noqa: E402
 from scripts.bench_search import PAGES, PATHS, requests_for, sample_documents  # noqa: E402
-from scripts.loadgen import bench_key, bench_session  # noqa: E402
+from scripts.loadgen import bench_key, bench_session, print_timeline  # noqa: E402
 
 
 def _targets(addresses: list[str], headers: list[str]) -> Path:
@@ -57,10 +58,22 @@ def _searches(url: str, alias: str, endpoint: str) -> list[str]:
     return [f"{url}{PATHS[endpoint]}?{urlencode(params)}" for params in made]
 
 
-def _summary(results: str) -> list[str]:
+def _seconds(rows: list[list[str]]) -> dict[int, list[tuple[int | str, float]]]:
+    """The requests by the second of the run they started in: (status, latency in ms), as
+    `scripts.loadgen.print_timeline` takes them (vegeta's status 0 is a request that failed)."""
+    start = min(int(row[0]) for row in rows)
+    seconds_of: dict[int, list[tuple[int | str, float]]] = {}
+    for row in rows:
+        status: int | str = int(row[1]) or "failed"
+        seconds_of.setdefault((int(row[0]) - start) // 10**9, []).append(
+            (status, int(row[2]) / 1e6)
+        )
+    return seconds_of
+
+
+def _summary(rows: list[list[str]]) -> list[str]:
     """One line per status: count, share, p50/p95/p99/max in milliseconds."""
     latencies: dict[str, list[float]] = {}
-    rows = list(csv.reader(results.splitlines()))
     for row in rows:
         latencies.setdefault(row[1], []).append(int(row[2]) / 1e6)
     lines = []
@@ -83,6 +96,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--vegeta", default="vegeta")
     parser.add_argument("--connections", type=int, default=0, help="vegeta's -max-connections")
+    parser.add_argument(
+        "--timeline", action="store_true", help="also print each second's statuses and p95"
+    )
     parser.add_argument(
         "--endpoint", choices=["lookup", "search", "nome", "seek", "busca"], default="lookup"
     )
@@ -112,8 +128,11 @@ def main() -> None:
     finally:
         targets.unlink()
     print(f"GET {path} at {args.rate} req/s for {args.seconds} s (vegeta, open loop)")
-    for line in _summary(encoded.stdout.decode()):
+    rows = list(csv.reader(encoded.stdout.decode().splitlines()))
+    for line in _summary(rows):
         print(line)
+    if args.timeline:
+        print_timeline(_seconds(rows))
 
 
 if __name__ == "__main__":
