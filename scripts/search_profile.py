@@ -2,13 +2,17 @@
 typed, or the tolerant one) sent alone, then again without each group of its clauses, with the
 analyst page's facets, and with hits counted only up to 10,000, one query at a time.
 
-    .venv/bin/python scripts/search_profile.py --alias bench [--queries 150] [--etapa tolerante]
+    .venv/bin/python scripts/search_profile.py --alias bench [--queries 150] [--etapa tolerante] \
+        [--clauses]
 
 The queries are those of `scripts/bench_search.py --endpoint search` (names of the alias's own
 documents typed the sloppy ways of the evaluation). Each variant runs once to warm the caches,
 then once measured; prints Elasticsearch's `took` (mean, p50, p95, in ms) per variant and the
 hits the queries match (a name shared by thousands of establishments is scored thousands of
 times). Variants without a group are not searches the API makes: they show what each costs.
+`--clauses` instead runs the pass as the API sends it with Elasticsearch's profiler and prints the
+time its leaf queries took per kind and field (Lucene's own, inflated by the profiler's timing),
+with the part of it spent advancing through postings.
 """
 
 from __future__ import annotations
@@ -81,6 +85,40 @@ def answer_total(es: Elasticsearch, alias: str, query: dict[str, Any]) -> int:
     return total
 
 
+def _leaves(node: dict[str, Any], into: dict[str, list[int]]) -> None:
+    """Adds the profiled query `node`'s leaf queries to `into`: per kind and field, [total
+    nanoseconds, nanoseconds advancing]."""
+    children = node.get("children", [])
+    if children and node["type"] in ("BooleanQuery", "BoostQuery"):
+        for child in children:
+            _leaves(child, into)
+        return
+    fields = sorted({part.split(":")[0].lstrip("+(") for part in node["description"].split()
+                     if ":" in part})  # fmt: skip
+    spent = into.setdefault(f"{node['type']} {','.join(fields[:2])}", [0, 0])
+    spent[0] += node["time_in_nanos"]
+    spent[1] += node["breakdown"].get("advance", 0) + node["breakdown"].get("next_doc", 0)
+
+
+def profile_clauses(es: Elasticsearch, alias: str, queries: list[dict[str, Any]]) -> None:
+    """Prints where the queries' time went, by leaf query (see the module)."""
+    spent: dict[str, list[int]] = {}
+    for measured in (False, True):
+        for query in queries:
+            answer = es.search(
+                index=alias, query=query, sort=SORT, size=21, source_includes=SOURCE_FIELDS,
+                track_total_hits=True, request_cache=False, profile=measured,
+            )  # fmt: skip
+            for shard in answer.get("profile", {}).get("shards", []) if measured else []:
+                for search in shard["searches"]:
+                    for node in search["query"]:
+                        _leaves(node, spent)
+    print(f"{len(queries)} queries on {alias}, profiled; ms per query (advancing)")
+    for name, (total, advancing) in sorted(spent.items(), key=lambda item: -item[1][0])[:15]:
+        each, advancing_each = total / 1e6 / len(queries), advancing / 1e6 / len(queries)
+        print(f"{name[:70]:70} {each:6.2f} ({advancing_each:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -93,6 +131,9 @@ def main() -> None:
         "--etapa", choices=[Etapa.EXATA.value, Etapa.TOLERANTE.value], default=Etapa.EXATA.value,
         help="the pass: the words as typed (run first) or with a typo per word (run next)",
     )  # fmt: skip
+    parser.add_argument(
+        "--clauses", action="store_true", help="profile the pass's leaf queries instead"
+    )
     args = parser.parse_args()
     etapa = Etapa(args.etapa)
     es = Elasticsearch(args.es.split(",")[0], request_timeout=60)
@@ -101,6 +142,9 @@ def main() -> None:
         build_query(msgspec.convert(request, f.Filtros, strict=False), Modo.SEARCH, etapa)[0]
         for request in requests_for("search", documents, random.Random(args.seed))
     ]
+    if args.clauses:
+        profile_clauses(es, args.alias, queries)
+        return
     took: dict[str, list[int]] = {name: [] for name in VARIANTS}
     totals: list[int] = []
     for measured in (False, True):
