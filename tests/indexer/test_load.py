@@ -21,6 +21,7 @@ from app.domain.text import digits
 from indexer import elastic, staging
 from indexer import load as load_module
 from indexer.load import BUCKET_MEMORY, builder_memory
+from indexer.staging import BUCKET_ROWS
 from tests.conftest import PEER_DATA, RECEITA_SAMPLE, ROOT, SERPRO, Loader, Server, stored
 
 NewAlias = Callable[[], str]
@@ -323,16 +324,13 @@ def test_a_builder_takes_what_a_bucket_needs_within_its_share(
     assert builder_memory(limit, workers, bucket_rows) == expected
 
 
-BUCKET = 25_000
-
-
 @pytest.fixture(scope="module")
 def bucket_month(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated month (the benchmarks' data) of one bucket of the default size."""
     month = tmp_path_factory.mktemp("bucket") / "2026-10"
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "generate_month.py"), str(month),
-         "--establishments", str(BUCKET), "--parts", "1", "--seed", "3"],
+         "--establishments", str(BUCKET_ROWS), "--parts", "1", "--seed", "3"],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     return month
@@ -343,13 +341,13 @@ def test_a_bucket_of_25000_generated_establishments_is_built_within_the_bucket_m
 ) -> None:
     """The generated month in one bucket of the default size, joined by a builder whose DuckDB
     has `BUCKET_MEMORY`: the join fits, and every establishment is indexed."""
-    assert builder_memory("384MB", 1, BUCKET) == BUCKET_MEMORY
+    assert builder_memory("384MB", 1, BUCKET_ROWS) == BUCKET_MEMORY
     alias = new_alias()
-    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET)
-    assert report.establishments == BUCKET
-    assert (report.documents_written, report.rejected) == (BUCKET, 0)
+    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET_ROWS)
+    assert report.establishments == BUCKET_ROWS
+    assert (report.documents_written, report.rejected) == (BUCKET_ROWS, 0)
     assert report.buckets_given_more_memory == 0
-    assert elastic.count(es, alias) == BUCKET
+    assert elastic.count(es, alias) == BUCKET_ROWS
 
 
 def test_a_bucket_whose_join_does_not_fit_is_joined_again_within_the_builders_share(
@@ -365,12 +363,12 @@ def test_a_bucket_whose_join_does_not_fit_is_joined_again_within_the_builders_sh
     `--memory-limit`, every establishment is indexed, and the report counts the bucket."""
     monkeypatch.setattr(load_module, "MIN_MEMORY", 16)
     monkeypatch.setattr(load_module, "BUCKET_MEMORY", 32)
-    assert builder_memory("384MB", 1, BUCKET) == 32
+    assert builder_memory("384MB", 1, BUCKET_ROWS) == 32
     alias = new_alias()
-    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET)
+    report = load(bucket_month, alias, workers=1, memory_limit="384MB", bucket_rows=BUCKET_ROWS)
     assert report.buckets_given_more_memory == 1
-    assert (report.documents_written, report.rejected) == (BUCKET, 0)
-    assert elastic.count(es, alias) == BUCKET
+    assert (report.documents_written, report.rejected) == (BUCKET_ROWS, 0)
+    assert elastic.count(es, alias) == BUCKET_ROWS
 
 
 def test_partners_past_the_cap_of_one_company_are_counted_not_joined(
