@@ -65,7 +65,7 @@ from app.sintegra.routes import state_registrations
 from app.status.routes import service_status
 from app.validation.routes import validate_cnpj
 from app.web.profiles import ProfileCache
-from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES, routing_error
+from app.web.router import PAGES, STATIC_FILES, SWAGGER, TEMPLATES, routing_error, warm_pages
 from app.web.sessions import Sessions
 from app.webhooks.delivery import Sender
 from app.worker.queue import queue
@@ -117,6 +117,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
         perfis=ProfileCache(),
     )  # fmt: skip
     audit.start()
+    warm_pages(app.template_engine)  # before the freeze: the compiled pages live as long
     try:
         with frozen():
             yield
