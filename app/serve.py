@@ -4,13 +4,20 @@ uvicorn trusts `X-Forwarded-For` from loopback by default, which would let any l
 pick its address; here that option is off and the app applies its own rule (`TRUSTED_PROXIES`,
 `app.auth.address`). Running `uvicorn app.asgi:app` by hand needs `--no-proxy-headers` for
 the same guarantee. Connections speak uvicorn's httptools protocol, each answer sent in one write
-(`app.lib.coalesce`; `--http app.lib.coalesce:GatheringHttpTools` by hand).
+(`app.lib.coalesce`; `--http app.lib.coalesce:GatheringHttpTools` by hand), and the workers take
+waiting connections in batches rather than one per turn of their loop (`app.lib.accept`;
+`--loop app.lib.accept:new_event_loop` by hand). uvicorn binds its own socket when it runs one
+worker, and that socket is served one connection per turn; so this command binds it in every
+case and hands it over.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 
 from app.lib.coalesce import GatheringHttpTools
 
@@ -24,13 +31,20 @@ def serve(
     workers: int = typer.Option(2, envvar="WORKERS", help="Worker processes."),
 ) -> None:
     """Serve the API until interrupted (SIGTERM drains in-flight requests and the audit queue)."""
-    uvicorn.run(
-        "app.asgi:app",
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=False,
-        server_header=False,
-        access_log=False,
-        http=GatheringHttpTools,
-    )
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "proxy_headers": False,
+        "server_header": False,
+        "access_log": False,
+        "http": GatheringHttpTools,
+        "loop": "app.lib.accept:new_event_loop",
+    }
+    if workers > 1:  # uvicorn binds the socket and hands it to each worker
+        uvicorn.run("app.asgi:app", workers=workers, **options)
+        return
+    config = uvicorn.Config("app.asgi:app", **options)
+    server = uvicorn.Server(config)
+    server.run(sockets=[config.bind_socket()])
+    if not server.started:
+        raise typer.Exit(STARTUP_FAILURE)
