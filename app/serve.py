@@ -6,9 +6,9 @@ pick its address; here that option is off and the app applies its own rule (`TRU
 the same guarantee. Connections speak uvicorn's httptools protocol, each answer sent in one write
 (`app.lib.coalesce`; `--http app.lib.coalesce:GatheringHttpTools` by hand), and the workers take
 waiting connections in batches rather than one per turn of their loop (`app.lib.accept`;
-`--loop app.lib.accept:new_event_loop` by hand). uvicorn binds its own socket when it runs one
-worker, and that socket is served one connection per turn; so this command binds it in every
-case and hands it over.
+`--loop app.lib.accept:new_event_loop` by hand). The loop serves that way a socket it is handed;
+uvicorn hands one to its workers when it runs several, and binds its own inside the server when
+it runs one, so for one worker this command binds the socket itself and hands it over.
 """
 
 from __future__ import annotations
