@@ -109,7 +109,10 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     await queue.open_async(pool=pool)
     backends = Backends(
         es=es, pool=pool, settings=settings, cursors=Cursors(secret), secret=secret, queue=queue,
-        sender=Sender.of(settings), records=RecordStore(settings.records_dir, settings.index_alias),
+        sender=Sender.of(settings),
+        records=RecordStore(
+            settings.records_dir, settings.index_alias, preload=settings.records_preload
+        ),
     )  # fmt: skip
     sessions = Sessions(redis, settings.redis_prefix)
     app.state.update(
@@ -118,6 +121,8 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     )  # fmt: skip
     audit.start()
     warm_pages(app.template_engine)  # before the freeze: the compiled pages live as long
+    if backends.records is not None:
+        backends.records.live_index()  # opens the live store now: its preload starts at once
     try:
         with frozen():
             yield

@@ -77,6 +77,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     records_dir: str = ".state/registros"
     """The record stores the indexer writes (`indexer.records`); relative paths start at the
     project's root. Lookups read the live release's store when this process has it."""
+    records_preload: bool = True
+    """Read the live store into the page cache when a process opens it, in the background, if
+    it takes at most half the memory available (`app.lib.pagecache`); false leaves it to the
+    first requests' page faults."""
     fast_lookups: bool = True
     """Whether `GET /v1/cnpj/{cnpj}` is answered by its fast lane (`app.lookup.fast`) when it
     can; false sends every lookup through the framework."""

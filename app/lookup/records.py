@@ -3,9 +3,11 @@ Elasticsearch: the indexer writes each release's records by CNPJ into an LMDB fi
 index and names the live one in `<RECORDS_DIR>/<alias>.current` in the same step as the alias
 swap. Each process checks that name at most once a second and opens the file it names
 (read-only, memory-mapped: the page cache is shared by every process), so a new release or a
-rollback is served within a second, without a restart. With no store for the alias here (a
-replica on another machine without the file), `records` is None and lookups read
-Elasticsearch.
+rollback is served within a second, without a restart. A process opens the live store when
+it starts and reads it into the page cache in the background (`app.lib.pagecache`), so its
+first requests do not fault the file in from the disk page by page. With no store for the
+alias here (a replica on another machine without the file), `records` is None and lookups
+read Elasticsearch.
 
 A value is the record as a lookup answers it (`Empresa`'s JSON, made by `pack` from the
 document the index stores, through the same `expand` an answer from Elasticsearch goes
@@ -29,6 +31,7 @@ import zstandard
 from app.domain.record import Empresa, Registro
 from app.domain.stored import expand
 from app.domain.summary import Fonte
+from app.lib.pagecache import Preload
 from app.lib.responses import ENCODER
 
 CHECK_EVERY = 1.0
@@ -80,7 +83,9 @@ def unpack(number: str, plain: bytes | memoryview) -> Stored:
 
 
 class RecordStore:
-    def __init__(self, directory: str | Path, alias: str) -> None:
+    def __init__(self, directory: str | Path, alias: str, *, preload: bool = True) -> None:
+        """`preload`: read each store this process opens into the page cache, in the background
+        (`app.lib.pagecache`), so that its first requests do not wait on the disk."""
         folder = Path(directory)
         self.folder = folder if folder.is_absolute() else ROOT / folder
         self.pointer = self.folder / f"{alias}.current"
@@ -89,6 +94,8 @@ class RecordStore:
         self._decompress = zstandard.ZstdDecompressor().decompress
         """Called from the event loop only (the library's objects are not for several threads)."""
         self._checked = float("-inf")
+        self.preload = preload
+        self.preloading: Preload | None = None
 
     def _current(self) -> lmdb.Environment | None:
         now = time.monotonic()
@@ -106,10 +113,14 @@ class RecordStore:
     def _switch(self, index: str | None) -> None:
         old = self._env
         self._env, self.index = None, None
+        if self.preloading is not None:
+            self.preloading.stop()
+            self.preloading = None
         if index:
+            path = self.folder / f"{index}.lmdb"
             try:
                 env = lmdb.open(
-                    str(self.folder / f"{index}.lmdb"), subdir=False, readonly=True, lock=False,
+                    str(path), subdir=False, readonly=True, lock=False,
                     max_dbs=0, readahead=False,
                 )  # fmt: skip
                 with env.begin() as txn:
@@ -117,6 +128,8 @@ class RecordStore:
                 trained = zstandard.ZstdCompressionDict(dictionary) if dictionary else None
                 self._decompress = zstandard.ZstdDecompressor(dict_data=trained).decompress
                 self._env, self.index = env, index
+                if self.preload:
+                    self.preloading = Preload.start(path)
             except lmdb.Error:
                 self._env = None
         if old is not None:
