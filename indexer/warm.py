@@ -26,6 +26,7 @@ from elasticsearch import Elasticsearch
 
 from app.domain.summary import SOURCE_FIELDS
 from app.errors import BadRequestError
+from app.lib.listing import BARE
 from app.search import filters as f
 from app.search.names import words
 from app.search.service import (
@@ -43,6 +44,10 @@ SAMPLE_FIELDS = [
 ]  # fmt: skip
 PAGE = 21
 """Hits a search asks for: a page of 20 and one more, as the API does."""
+FETCHES: list[dict[str, Any]] = [BARE, {"source_includes": SOURCE_FIELDS}]
+"""What a search asks back, in turn: nothing but the hits' sort values (an API process with the
+release's record store reads the companies there, `app.lib.listing`), or the summary's fields
+(one without it). Each is its own path through Elasticsearch's fetch phase."""
 REQUEST_TIMEOUT = 10.0
 """Seconds a search may take before the warm-up gives up (Elasticsearch stops at `TIMEOUT`)."""
 
@@ -84,6 +89,20 @@ def _typo(name: str, rng: random.Random) -> str:
     return " ".join(parts)
 
 
+def _being_typed(name: str) -> str:
+    """`name` as a user still typing it: its last word cut to three letters (whole when the
+    name has one word or its last is that short)."""
+    parts = name.split()
+    if len(parts) < 2 or len(parts[-1]) <= 3:
+        return name
+    return " ".join([*parts[:-1], parts[-1][:3]])
+
+
+def _reordered(name: str) -> str:
+    """`name`'s words in the reverse order."""
+    return " ".join(reversed(name.split()))
+
+
 SEEK_FACETS = ["uf", "situacao"]
 """The facets the warm-up asks of a `/seek` by opening dates."""
 
@@ -118,9 +137,10 @@ def seek_filters(document: dict[str, Any], rng: random.Random) -> f.Filtros:
 
 
 def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str, Any]]:
-    """The request bodies the API would send for searches about `document`: its name as typed
-    and with a typo (with the analyst page's facets), by `/nome`, and `/seek`'s filters (its UF
-    and activity, and one other kind, `seek_filters`)."""
+    """The request bodies the API would send for searches about `document`: its name as typed,
+    still being typed, in another order and with a typo (each with the analyst page's facets),
+    by `/nome`, and `/seek`'s filters (its UF and activity, and one other kind,
+    `seek_filters`)."""
     name = str(document.get("nome_fantasia") or document.get("razao_social") or "")
     uf = str((document.get("endereco") or {}).get("uf") or "SP")
     cnae = str((document.get("cnae_principal") or {}).get("codigo") or "4781400")
@@ -138,8 +158,10 @@ def searches(document: dict[str, Any], rng: random.Random) -> Iterator[dict[str,
     if words(name):
         shapes += [
             (f.Filtros(q=name), Modo.SEARCH, Etapa.EXATA, facets),
+            (f.Filtros(q=_being_typed(name)), Modo.SEARCH, Etapa.EXATA, facets),
+            (f.Filtros(q=_reordered(name)), Modo.SEARCH, Etapa.EXATA, facets),
             (f.Filtros(q=_typo(name, rng)), Modo.SEARCH, Etapa.TOLERANTE, facets),
-            (f.Filtros(q=_typo(name, rng)), Modo.SEARCH, Etapa.AMPLIADA, {}),
+            (f.Filtros(q=_typo(name, rng)), Modo.SEARCH, Etapa.AMPLIADA, facets),
             (f.Filtros(nome=name, uf=uf), Modo.NOME, Etapa.EXATA, {}),
         ]
     for filters, mode, etapa, aggregations in shapes:
@@ -215,9 +237,9 @@ def warm(
                 answer = client.search(
                     index=alias,
                     size=PAGE,
-                    source_includes=SOURCE_FIELDS,
                     track_total_hits=True,
                     timeout=TIMEOUT,
+                    **FETCHES[position % len(FETCHES)],
                     **bodies[position % len(bodies)],
                 )
             except Exception as error:  # the first one ends the warm-up

@@ -114,6 +114,11 @@ async def fetch(
     return Page(hits, found.hits.total.value, next_cursor, found)
 
 
+BARE: dict[str, Any] = {"source": False, "stored_fields": "_none_"}
+"""What a search asks back when the companies are read from the record store: the hits'
+release and sort values, no document."""
+
+
 class _Bare(msgspec.Struct):
     """A hit without its document: the release it is from and its sort values (the last one
     is the CNPJ in every listing)."""
@@ -149,7 +154,7 @@ async def _from_store(
     store = backends.records
     if store is None or listing.fields or store.live_index() is None:
         return None
-    response = _bare.decode(body(await search(source=False, stored_fields="_none_")))
+    response = _bare.decode(body(await search(**BARE)))
     hits = response.hits.hits
     releases = {hit.index for hit in hits}
     sources = store.summaries(releases.pop(), [str(hit.sort[-1]) for hit in hits]) if hits else []

@@ -11,11 +11,23 @@ import pytest
 from elasticsearch import Elasticsearch
 from typer.testing import CliRunner
 
+from app.domain.summary import SOURCE_FIELDS
+from app.lib.listing import BARE
 from app.search import filters as f
 from app.search.service import Etapa, Modo, build_query
 from app.settings import get_settings
 from indexer.cli import app
-from indexer.warm import WarmError, _typo, ready, searches, seek_filters, warm
+from indexer.warm import (
+    FETCHES,
+    WarmError,
+    _being_typed,
+    _reordered,
+    _typo,
+    ready,
+    searches,
+    seek_filters,
+    warm,
+)
 
 runner = CliRunner()
 SEARCHES = re.compile(r"s: ([\d,]+) searches, [\d,]+/s, took p50 \d+ ms, p95 \d+ ms$")
@@ -66,13 +78,18 @@ def test_the_searches_are_the_apis_own() -> None:
     seek, _ = build_query(f.Filtros(uf="MG", cnae="10"), Modo.SEEK, Etapa.TOLERANTE)
     other, _ = build_query(seek_filters(document, random.Random(1)), Modo.SEEK, Etapa.TOLERANTE)
     as_typed, _ = build_query(f.Filtros(q="PANIFICADORA CENTRAL"), Modo.SEARCH, Etapa.EXATA)
+    being_typed, _ = build_query(f.Filtros(q="PANIFICADORA CEN"), Modo.SEARCH, Etapa.EXATA)
+    reordered, _ = build_query(f.Filtros(q="CENTRAL PANIFICADORA"), Modo.SEARCH, Etapa.EXATA)
     by_name, _ = build_query(
         f.Filtros(nome="PANIFICADORA CENTRAL", uf="MG"), Modo.NOME, Etapa.EXATA
     )
     queries = [body["query"] for body in sent]
-    assert len(sent) == 6
+    assert len(sent) == 8
+    assert FETCHES == [BARE, {"source_includes": SOURCE_FIELDS}]  # with the store, without
     assert queries[:2] == [seek, other]
     assert as_typed in queries
+    assert being_typed in queries
+    assert reordered in queries
     assert by_name in queries
     with_facets = [body for body in sent if body["aggregations"]]
     assert {name for body in with_facets for name in body["aggregations"]} == set(f.FACETS)
@@ -120,6 +137,15 @@ def test_the_seek_filters_cover_each_kind_of_filter() -> None:
         assert faceted
     nameless = {"endereco": {"uf": "BA"}}
     assert all(one.nome is None for one in (seek_filters(nameless, rng) for _ in range(100)))
+
+
+def test_a_name_being_typed_and_reordered() -> None:
+    assert _being_typed("CASA DAS TINTAS PINHEIRO") == "CASA DAS TINTAS PIN"
+    assert _being_typed("PINHEIRO") == "PINHEIRO"
+    assert _being_typed("CASA BOA") == "CASA BOA"
+    assert _being_typed("") == ""
+    assert _reordered("CASA DAS TINTAS") == "TINTAS DAS CASA"
+    assert _reordered("") == ""
 
 
 def test_a_typo_swaps_two_adjacent_letters_of_the_longest_word() -> None:
