@@ -151,3 +151,18 @@ def test_unpublished_store_has_no_preload(tmp_path: Path) -> None:
     assert store.live_index() is None
     assert store.preloading is None
     store.close()
+
+
+def test_a_file_cut_short_under_its_mapping_is_an_error(tmp_path: Path) -> None:
+    """The kernel cannot read pages past the end of a file that shrank after it was mapped
+    (EFAULT): the error is raised, not taken for a kernel without the advice."""
+    path = _file(tmp_path, 4 * MB)
+    fd = os.open(path, os.O_RDWR)
+    address = pagecache._mmap(None, 4 * MB, pagecache.PROT_READ, pagecache.MAP_SHARED, fd, 0)
+    try:
+        os.ftruncate(fd, MB)
+        with pytest.raises(OSError, match="Bad address"):
+            pagecache._advise(fd, address, 4 * MB, None, MB)
+    finally:
+        pagecache._munmap(address, 4 * MB)
+        os.close(fd)

@@ -79,13 +79,18 @@ def populate(path: Path, stop: threading.Event | None = None, chunk: int = CHUNK
 
 
 def _advise(fd: int, address: int, size: int, stop: threading.Event | None, chunk: int) -> int:
+    """Advise the `size` bytes mapped at `address` (`fd`'s), `chunk` at a time; `OSError` when
+    the kernel cannot read them (EFAULT: the file shrank; EIO; ENOMEM)."""
     done = 0
     populate_known = True
     while done < size and not (stop is not None and stop.is_set()):
         length = min(chunk, size - done)
         if populate_known and _madvise(address + done, length, MADV_POPULATE_READ) != 0:
-            if ctypes.get_errno() not in (errno.EINVAL, errno.ENOSYS):  # EFAULT, EIO, ENOMEM
-                break
+            code = ctypes.get_errno()
+            if code == errno.EINTR:  # a signal came to this thread: the same chunk again
+                continue
+            if code not in (errno.EINVAL, errno.ENOSYS):
+                raise OSError(code, os.strerror(code))
             populate_known = False  # a kernel before 5.14
         if not populate_known:
             os.posix_fadvise(fd, done, length, os.POSIX_FADV_WILLNEED)
